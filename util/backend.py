@@ -1,0 +1,84 @@
+"""The one place that imports a CUDA Python compiler (numba-cuda today, numba-cuda-mlir as an option).
+
+Everything else in the project, notebooks included, takes ``cuda`` from here. Choosing the compiler:
+``UTIL_COMPILER=numba-cuda`` (default) or ``UTIL_COMPILER=numba-cuda-mlir``, set before ``util`` is
+imported. Without a CUDA driver, numba-cuda falls back to its simulator (``NUMBA_ENABLE_CUDASIM=1``),
+which must be decided before numba is first imported: import ``util`` before numba.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import warnings
+
+COMPILERS = ("numba-cuda", "numba-cuda-mlir")
+
+
+def _driver_present() -> bool:
+    """True when the CUDA driver library can be loaded (a GPU machine)."""
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return False
+
+
+COMPILER = os.environ.get("UTIL_COMPILER", "numba-cuda")
+if COMPILER not in COMPILERS:
+    raise ValueError(f"UTIL_COMPILER={COMPILER!r}: choose one of {', '.join(COMPILERS)}")
+
+HAS_DRIVER = _driver_present()
+
+if COMPILER == "numba-cuda":
+    if not HAS_DRIVER and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        if "numba" in sys.modules:
+            warnings.warn(
+                "No CUDA driver found and numba was imported before util without NUMBA_ENABLE_CUDASIM=1: "
+                "kernels cannot run. Import util first, or set NUMBA_ENABLE_CUDASIM=1.",
+                stacklevel=2,
+            )
+        else:
+            os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    from numba import cuda  # noqa: E402
+    from numba import config as _numba_config  # noqa: E402
+
+    SIMULATED: bool = bool(_numba_config.ENABLE_CUDASIM)
+else:  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir package
+    if not HAS_DRIVER:
+        raise RuntimeError(
+            "numba-cuda-mlir has no simulator and needs a CUDA driver even to compile; "
+            "unset UTIL_COMPILER (numba-cuda) on a machine without a GPU."
+        )
+    from numba_cuda_mlir import cuda  # type: ignore[no-redef]  # noqa: E402
+
+    SIMULATED = False
+
+
+def is_kernel(obj: object) -> bool:
+    """True for a ``@cuda.jit`` kernel (a GPU dispatcher or the simulator's fake kernel)."""
+    return type(obj).__name__ in ("CUDADispatcher", "FakeCUDAKernel", "Dispatcher") and hasattr(
+        obj, "__getitem__"
+    )
+
+
+def kernel_name(kernel: object) -> str:
+    """The Python name of a ``@cuda.jit`` kernel (what profilers' mangled names contain)."""
+    fn = getattr(kernel, "py_func", None) or getattr(kernel, "fn", None) or kernel
+    return getattr(fn, "__name__", type(kernel).__name__)
+
+
+def device_name() -> str:
+    """The GPU's name, or ``"simulator"`` under numba's CUDA simulator."""
+    if SIMULATED:
+        return "simulator"
+    name = cuda.get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def synchronize() -> None:
+    """Wait for all work on the current device."""
+    cuda.synchronize()

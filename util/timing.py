@@ -1,0 +1,298 @@
+"""Verified timing of SGEMM kernels: ``measure_runtime`` and ``cuda_mean_runtime``.
+
+Timers: ``"cupti"`` reads each kernel's device time from CUPTI through torch.profiler (what the
+original notebook did); ``"events"`` brackets each launch with CUDA events. Under numba's simulator
+there is no device clock: the times are simulator wall time and are labelled so everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from .backend import SIMULATED, cuda, device_name, is_kernel, kernel_name
+from .memory import is_device_array
+from .verify import Check, Problem, check_sizes
+
+GPU_SIZE = 4092
+SIM_SIZE = 48  # the simulator runs 48^3 in about a second
+TIMERS = ("cupti", "events")
+
+Launch = Callable[[Problem], None]
+
+
+@lru_cache(maxsize=2)
+def problem(m: int, n: int, k: int, seed: int = 0) -> Problem:
+    """A cached test problem (inputs, reference, tolerance), shared by every kernel timed on it."""
+    return Problem(m, n, k, seed)
+
+
+def default_sizes(m: int | None, n: int | None, k: int | None, *, quiet: bool = False) -> tuple[int, int, int]:
+    """Fill in sizes not given: 4092 on a GPU, SIM_SIZE under the simulator (with a printed note)."""
+    size = SIM_SIZE if SIMULATED else GPU_SIZE
+    if SIMULATED and None in (m, n, k) and not quiet:
+        print(f"[simulator] sizes not given shrink to {size} (the simulator is ~10^6x slower than a GPU); "
+              "pass m, n, k to choose.")
+    return (size if m is None else m, size if n is None else n, size if k is None else k)
+
+
+def check_nthreads(nthreads: Any) -> tuple[int, ...]:
+    """Validate a block shape: an int or a tuple of up to 3 ints, 1..1024 threads in all."""
+    dims = nthreads if isinstance(nthreads, tuple) else (nthreads,)
+    if not 1 <= len(dims) <= 3 or any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) for d in dims):
+        raise TypeError(f"nthreads must be an int or a tuple of up to 3 ints, got {nthreads!r}")
+    total = int(np.prod(dims))
+    if any(d < 1 for d in dims) or total > 1024:
+        raise ValueError(f"nthreads must give 1..1024 threads per block (a CUDA limit), got {nthreads!r}")
+    return tuple(int(d) for d in dims)
+
+
+def check_grid(grid: Any) -> tuple[int, ...]:
+    """Validate what nblocks_fn returned: a positive int or a tuple of up to 3 positive ints."""
+    dims = grid if isinstance(grid, tuple) else (grid,)
+    if (not 1 <= len(dims) <= 3
+            or any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1 for d in dims)):
+        raise ValueError(
+            f"nblocks_fn must return a grid: a positive int or a tuple of up to 3 positive ints "
+            f"(e.g. cdiv(outp_shape, (32, 32))), got {grid!r}")
+    return tuple(int(d) for d in dims)
+
+
+def check_kernel_args(kernel_args: Any) -> tuple:
+    """Validate extra kernel arguments: a list or tuple of numbers or device arrays."""
+    if not isinstance(kernel_args, (list, tuple)):
+        raise TypeError(f"kernel_args must be a list or tuple of extra arguments (e.g. [32]), "
+                        f"got {type(kernel_args).__name__}")
+    for x in kernel_args:
+        if not (isinstance(x, (int, float, np.number)) or is_device_array(x)):
+            raise TypeError(f"kernel_args may hold numbers and device arrays only, got {x!r} "
+                            f"({type(x).__name__})")
+    return tuple(kernel_args)
+
+
+def numba_launch(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_args: Sequence = (),
+                 flat: bool = False) -> Launch:
+    """Check a numba kernel's launch settings and return ``launch(problem)``.
+
+    The kernel is called as ``kernel[nblocks_fn((m, n), nthreads), nthreads](a, b, c, m, n, k, *kernel_args)``.
+    """
+    if not is_kernel(kernel):
+        raise TypeError(f"{getattr(kernel, '__name__', kernel)!r} is not a CUDA kernel: decorate it with "
+                        "@cuda.jit (from util import cuda)")
+    block = check_nthreads(nthreads)
+    extra = check_kernel_args(kernel_args)
+    if not callable(nblocks_fn):
+        raise TypeError("nblocks_fn must be a function (outp_shape, nthreads) -> grid, "
+                        "e.g. lambda outp_shape, nthreads: cdiv(outp_shape, (32, 32))")
+    nt = nthreads if isinstance(nthreads, tuple) else block[0]
+
+    def launch(p: Problem) -> None:
+        grid = check_grid(nblocks_fn((p.m, p.n), nt))
+        kernel[grid, block](*p.args(flat), *extra)
+
+    launch.__name__ = kernel_name(kernel)
+    return launch
+
+
+@dataclass
+class Result:
+    """A verified timing: ``times`` in seconds, one per timed run (empty for a wrong kernel)."""
+
+    name: str
+    times: list[float]
+    correct: bool
+    device: str
+    simulated: bool
+    m: int
+    n: int
+    k: int
+    timer: str
+    check: Check | None = field(default=None, repr=False)
+
+    @property
+    def seconds(self) -> float:
+        """Mean over the timed runs (the number the original notebook printed)."""
+        return statistics.fmean(self.times) if self.times else float("nan")
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times) if self.times else float("nan")
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the timed runs."""
+        return (max(self.times) - min(self.times)) / self.median if self.times else float("nan")
+
+    @property
+    def tflops(self) -> float:
+        return 2.0 * self.m * self.n * self.k / self.median / 1e12
+
+    @property
+    def clock(self) -> str:
+        return "simulator wall time, NOT GPU time" if self.simulated else f"{self.timer} device time"
+
+    def summary(self) -> str:
+        if not self.correct:
+            return f"{self.name}: WRONG ({self.check}) — not timed"
+        return (f"{self.name}: median {_fmt(self.median)}, spread {_fmt(min(self.times))}–{_fmt(max(self.times))} "
+                f"({100 * self.spread:.1f}%) over {len(self.times)} runs, {self.clock} on {self.device}; "
+                f"{self.check}")
+
+    def __repr__(self) -> str:
+        shown = "WRONG" if not self.correct else f"median={_fmt(self.median)} mean={_fmt(self.seconds)}"
+        return (f"Result({self.name!r}, {shown}, runs={len(self.times)}, m,n,k={self.m},{self.n},{self.k}, "
+                f"device={self.device!r}{', SIMULATED' if self.simulated else ''})")
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds:.4g}s"
+
+
+# ---- timers -----------------------------------------------------------------------------------------
+
+def _time_events(p: Problem, launch: Launch) -> float:
+    start, end = cuda.event(timing=True), cuda.event(timing=True)
+    start.record()
+    launch(p)
+    end.record()
+    end.synchronize()
+    return cuda.event_elapsed_time(start, end) / 1e3
+
+
+def _time_wall(p: Problem, launch: Launch) -> float:
+    t0 = time.perf_counter()
+    launch(p)
+    cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: str = "events",
+                 cupti_names: dict[str, str] | None = None) -> dict[str, Result]:
+    """Warm up and check each launch, then time the correct ones ``runs`` times, interleaved.
+
+    Before every launch C is poisoned with NaN; after every launch every element is checked. A launch
+    that is ever wrong is reported WRONG with no time. With ``timer="cupti"``, ``cupti_names`` maps each
+    launch to the kernel name to look for in the profile (default: the launch's own name).
+    """
+    check_sizes(runs=runs)
+    if timer not in TIMERS:
+        raise ValueError(f"timer must be one of {TIMERS}, got {timer!r}")
+    dev = device_name()
+    times: dict[str, list[float]] = {name: [] for name in launches}
+    checks: dict[str, Check] = {}
+    for name, launch in launches.items():  # warm-up: JIT compile, then verify
+        p.poison()
+        launch(p)
+        cuda.synchronize()
+        checks[name] = p.check()
+    alive = [name for name in launches if checks[name].correct]
+
+    def timed_loop(clock: Callable[[Problem, Launch], float] | None) -> None:
+        for _ in range(runs):
+            for name in list(alive):
+                p.poison()
+                if clock is None:
+                    launches[name](p)
+                    cuda.synchronize()
+                else:
+                    times[name].append(clock(p, launches[name]))
+                c = p.check()
+                if not c.correct or c.max_err_over_tol > checks[name].max_err_over_tol:
+                    checks[name] = c
+                if not c.correct:  # wrong on a later run (a race?): report it, time nothing
+                    alive.remove(name)
+                    times[name].clear()
+
+    if SIMULATED:
+        timed_loop(_time_wall)
+    elif timer == "events":
+        timed_loop(_time_events)
+    else:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            timed_loop(None)
+        durations = kernel_durations(prof)
+        for name in alive:
+            want = (cupti_names or {}).get(name, name)
+            got = [d for kn, d in durations if matches(kn, want)]
+            if len(got) != runs:
+                raise RuntimeError(f"CUPTI saw {len(got)} launches of {want!r}, expected {runs}; "
+                                   f"kernels seen: {sorted({kn for kn, _ in durations})}")
+            times[name] = got
+    return {name: Result(name, times[name], name in alive, dev, SIMULATED, p.m, p.n, p.k,
+                         "wall" if SIMULATED else timer, checks[name]) for name in launches}
+
+
+# ---- the API of the original notebook ---------------------------------------------------------------
+
+def measure_runtime(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_args: Sequence = (), *,
+                    m: int | None = None, n: int | None = None, k: int | None = None, runs: int = 3,
+                    flat: bool = False, timer: str = "cupti", seed: int = 0, verbose: bool = True) -> Result:
+    """Verify ``kernel`` on random float32 inputs, then time ``runs`` launches on the device.
+
+    ``kernel(a, b, c, m, n, k, *kernel_args)`` computes C = A @ B for a (m x k), b (k x n), c (m x n)
+    (1-D row-major with ``flat=True``) and is launched as ``kernel[nblocks_fn((m, n), nthreads), nthreads]``.
+    Sizes default to 4092 on a GPU and shrink under the simulator. Returns a :class:`Result`.
+    """
+    launch = numba_launch(kernel, nthreads, nblocks_fn, kernel_args, flat)
+    m, n, k = default_sizes(m, n, k, quiet=not verbose)
+    check_sizes(m=m, n=n, k=k, runs=runs)
+    name = kernel_name(kernel)
+    if verbose:
+        print(f"Measuring runtime of kernel {name} for m,n,k = {m},{n},{k}, averaging over {runs} runs.")
+    res = run_verified(problem(m, n, k, seed), runs, {name: launch}, timer=timer)[name]
+    if verbose:
+        if res.correct:
+            print(_fmt(res.seconds) + (" (simulator wall time, NOT GPU time)" if res.simulated else ""))
+        print(res.summary())
+    return res
+
+
+def kernel_durations(prof: Any) -> list[tuple[str, float]]:
+    """(kernel name, device seconds) for every GPU kernel launch in a torch.profiler profile."""
+    try:
+        from torch.autograd.profiler import profile as _legacy
+        from torch.profiler import profile as _profile
+    except ImportError as e:  # pragma: no cover
+        raise TypeError("cuda_mean_runtime needs torch.profiler") from e
+    if not isinstance(prof, (_profile, _legacy)):
+        raise TypeError(f"expected a torch.profiler.profile (the object of `with profile(...) as p`), "
+                        f"got {type(prof).__name__}")
+    from torch.autograd import DeviceType
+
+    out = []
+    for e in prof.events() or []:
+        if e.device_type == DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset")):
+            out.append((e.name, e.time_range.elapsed_us() / 1e6))
+    return out
+
+
+def matches(profiled_name: str, python_name: str) -> bool:
+    """Whether a profiler's kernel name (demangled ``mod::name[abi:v5](...)``, mangled
+    ``_ZN8__main__8name...`` or a plain C name) is the kernel with this Python name."""
+    if profiled_name == python_name:
+        return True
+    n = re.escape(python_name)
+    # demangled: "__main__::variant8[abi:v5](...)"; Itanium-mangled: the length prefix makes it exact
+    return bool(re.search(rf"(^|::){n}(\[|\(|<|$)", profiled_name)
+                or re.search(rf"(?<!\d){len(python_name)}{n}", profiled_name))
+
+
+def cuda_mean_runtime(prof: Any, kernel_name: str, do_print: bool = False) -> float:
+    """Mean device seconds of the launches of ``kernel_name`` (the Python name) in a torch.profiler profile."""
+    durations = kernel_durations(prof)
+    got = [d for name, d in durations if matches(name, kernel_name)]
+    if not got:
+        raise KeyError(f"no kernel named {kernel_name!r} in the profile; kernels seen: "
+                       f"{sorted({name for name, _ in durations}) or 'none (was ProfilerActivity.CUDA on?)'}")
+    mean = statistics.fmean(got)
+    if do_print:
+        print(_fmt(mean))
+    return mean

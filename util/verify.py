@@ -1,0 +1,122 @@
+"""SGEMM test problems: random inputs, a float64 reference, NaN poisoning and an elementwise check.
+
+The tolerance is scaled to fp32 rounding. For C = A @ B with random inputs, the rounding error of
+element (i, j) of a float32 dot product of length k is a random walk of size about
+``u * sqrt(k) * ||a_i * b_j||_2`` (u = 2**-24). We allow ``TOL_FACTOR`` times that: float32 kernels in
+any summation order pass with a wide margin, while a 0.1% error, a TF32 product, a missing term or a
+single NaN fail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .backend import SIMULATED, cuda
+from .memory import to_d
+
+U32 = 2.0**-24  # unit roundoff of float32
+TOL_FACTOR = 16.0
+
+
+def _torch():
+    import torch  # imported lazily: heavy, and only needed for checking
+
+    return torch
+
+
+def check_sizes(**sizes: Any) -> None:
+    """Raise a clear error unless every size is a positive int."""
+    for name, v in sizes.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be a positive int, got {v!r} ({type(v).__name__})")
+        if v <= 0:
+            raise ValueError(f"{name} must be positive, got {v}")
+
+
+@dataclass
+class Check:
+    """The outcome of comparing a kernel's output with the float64 reference."""
+
+    correct: bool
+    nan_count: int
+    bad_count: int
+    worst: str  # the worst element, described for a person
+    max_err_over_tol: float
+
+    def __str__(self) -> str:
+        if self.correct:
+            return f"correct (max error {self.max_err_over_tol:.3g} of tolerance)"
+        return f"WRONG: {self.bad_count} bad elements ({self.nan_count} NaN/unwritten); worst {self.worst}"
+
+
+@dataclass
+class Problem:
+    """C = A @ B in float32 with A (m x k), B (k x n) random in [-1, 1); C lives on the device."""
+
+    m: int
+    n: int
+    k: int
+    seed: int = 0
+    a: Any = field(init=False, repr=False)
+    b: Any = field(init=False, repr=False)
+    c: Any = field(init=False, repr=False)
+    _nan: Any = field(init=False, repr=False)
+    _expected: Any = field(init=False, repr=False)
+    _tol: Any = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_sizes(m=self.m, n=self.n, k=self.k)
+        rng = np.random.default_rng(self.seed)
+        a = rng.uniform(-1.0, 1.0, (self.m, self.k)).astype(np.float32)
+        b = rng.uniform(-1.0, 1.0, (self.k, self.n)).astype(np.float32)
+        self.a, self.b = to_d(a), to_d(b)
+        self.c = cuda.device_array((self.m, self.n), dtype=np.float32)
+        self._nan = to_d(np.full((self.m, self.n), np.nan, dtype=np.float32))
+        torch = _torch()
+        dev = "cpu" if SIMULATED or not torch.cuda.is_available() else "cuda"
+        a64 = torch.from_numpy(a).to(dev, torch.float64)
+        b64 = torch.from_numpy(b).to(dev, torch.float64)
+        self._expected = a64 @ b64
+        self._tol = TOL_FACTOR * U32 * np.sqrt(self.k) * torch.sqrt((a64 * a64) @ (b64 * b64))
+        self._tol += np.finfo(np.float32).tiny
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.m * self.n * self.k
+
+    def args(self, flat: bool = False) -> tuple:
+        """``(a, b, c, m, n, k)`` as the kernels take them; 1-D row-major views with ``flat=True``."""
+        if flat:
+            return (self.a.reshape(self.m * self.k), self.b.reshape(self.k * self.n),
+                    self.c.reshape(self.m * self.n), self.m, self.n, self.k)
+        return (self.a, self.b, self.c, self.m, self.n, self.k)
+
+    def poison(self) -> None:
+        """Fill C with NaN so that an element a kernel fails to write is caught."""
+        self.c.copy_to_device(self._nan)
+
+    def output(self):
+        """C as a float64 torch tensor beside the reference (zero-copy on the GPU)."""
+        torch = _torch()
+        if self._expected.is_cuda:
+            cuda.synchronize()
+            return torch.as_tensor(self.c, device="cuda").to(torch.float64)
+        return torch.from_numpy(self.c.copy_to_host()).to(torch.float64)
+
+    def check(self) -> Check:
+        """Compare every element of C with the float64 reference."""
+        torch = _torch()
+        got = self.output()
+        err = (got - self._expected).abs()
+        ratio = torch.where(torch.isfinite(got), err / self._tol, torch.full_like(err, float("inf")))
+        nan_count = int((~torch.isfinite(got)).sum())
+        bad_count = int((ratio > 1.0).sum())
+        flat_idx = int(torch.argmax(ratio))
+        i, j = divmod(flat_idx, self.n)
+        worst_ratio = float(ratio.view(-1)[flat_idx])
+        worst = (f"C[{i},{j}] = {float(got[i, j]):.7g}, expected {float(self._expected[i, j]):.7g} "
+                 f"(tolerance {float(self._tol[i, j]):.2g})")
+        return Check(bad_count == 0, nan_count, bad_count, worst, worst_ratio)
