@@ -87,8 +87,8 @@ _TEMPLATES = {
 }
 
 
-class ParameterError(ValueError):
-    """``--param`` cannot be applied to a notebook."""
+class CannotRun(ValueError):
+    """A notebook cannot be run as asked: unreadable, or ``--param`` does not apply to it."""
 
 
 @dataclass(frozen=True)
@@ -160,14 +160,14 @@ def inject_parameters(nb: nbformat.NotebookNode, params: dict[str, Any], name: s
         (i for i, cell in enumerate(nb.cells) if PARAMETERS_TAG in cell.metadata.get("tags", [])), None
     )
     if where is None:
-        raise ParameterError(
+        raise CannotRun(
             f"{name} has no cell tagged {PARAMETERS_TAG!r}, so --param {', '.join(params)} cannot apply: "
             f"tag the cell that sets its sizes {PARAMETERS_TAG!r}, or do not pass --param for it"
         )
     known = assigned_names(nb.cells[where].source)
     unknown = sorted(set(params) - known) if known is not None else []
     if unknown:
-        raise ParameterError(
+        raise CannotRun(
             f"{name}: its {PARAMETERS_TAG!r} cell sets no {', '.join(unknown)}; "
             f"it sets {', '.join(sorted(known)) or 'nothing'}"
         )
@@ -176,6 +176,16 @@ def inject_parameters(nb: nbformat.NotebookNode, params: dict[str, Any], name: s
     if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
         del cell["id"]
     nb.cells.insert(where + 1, cell)
+
+
+def prepare(source: Path, params: dict[str, Any]) -> nbformat.NotebookNode:
+    """Read a notebook and inject the ``--param`` values."""
+    try:
+        nb = nbformat.read(source, as_version=4)
+    except (OSError, ValueError) as exc:  # not there, or not a notebook's JSON
+        raise CannotRun(f"{source.name} cannot be read: {exc}") from exc
+    inject_parameters(nb, params, source.name)
+    return nb
 
 
 def device_of(nb: nbformat.NotebookNode, simulated: bool) -> str:
@@ -216,12 +226,11 @@ def execute_notebook(job: Job) -> Outcome:
     name = job.source.stem
     prefix = f"[{job.index}/{job.total}] {name}"
     nb_dir = job.source.parent
-    nb = nbformat.read(job.source, as_version=4)
     started = time.perf_counter()
     print(f"{prefix}: starting {job.source}", flush=True)
     try:
-        inject_parameters(nb, job.params, job.source.name)
-    except ParameterError as exc:
+        nb = prepare(job.source, job.params)
+    except CannotRun as exc:
         print(f"{prefix}: FAILED, not run: {exc}", flush=True)
         return Outcome(name, False, 0.0, "not run", str(exc), None)
 
@@ -238,6 +247,7 @@ def execute_notebook(job: Job) -> Outcome:
         timeout=job.timeout,
         kernel_name=KERNEL,
         resources={"metadata": {"path": str(nb_dir)}},
+        record_timing=False,  # no per-cell timestamps: refreshed notebooks differ in outputs only
         on_cell_execute=on_cell_execute,
     )
     error = None

@@ -40,7 +40,7 @@ def cublas_launch(p: Problem) -> None:
     torch.matmul(a, b, out=c)
 
 
-@dataclass
+@dataclass(repr=False)
 class Table:
     """Results of one run of a registry, in registry order, with ratios against a baseline."""
 
@@ -101,6 +101,8 @@ class Table:
 
     def __str__(self) -> str:
         return self.caption() + "\n" + self.markdown()
+
+    __repr__ = __str__
 
     def _repr_html_(self) -> str:
         cols, cells = self._cells()
