@@ -47,6 +47,19 @@ if COMPILER == "numba-cuda":
     from numba import config as _numba_config  # noqa: E402
 
     SIMULATED: bool = bool(_numba_config.ENABLE_CUDASIM)
+    if SIMULATED:
+        _sim_jit = cuda.jit
+        # Options that only steer code generation; the simulator runs Python and has no use for them.
+        _CODEGEN_ONLY = ("launch_bounds", "max_registers", "lineinfo")
+
+        def _jit(*args, **kwargs):
+            """The simulator's cuda.jit, accepting (and ignoring) code-generation-only options."""
+            for key in _CODEGEN_ONLY:
+                kwargs.pop(key, None)
+            return _sim_jit(*args, **kwargs)
+
+        _jit.__doc__ = _sim_jit.__doc__
+        cuda.jit = _jit
 else:  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir package
     if not HAS_DRIVER:
         raise RuntimeError(

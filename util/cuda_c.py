@@ -6,9 +6,10 @@
     run_verified(p, 5, {"CUDA C": launch})   # same arrays, same CUDA events, same checks
 
 The C kernel takes the numba convention's arguments, ``(const float* a, const float* b, float* c,
-int m, int n, int k, int extra...)``. It runs on the legacy default stream (handle 0) in the primary
-context numba uses, so the CUDA events util.timing records through numba bracket it exactly as they
-bracket a numba launch, and torch's default stream orders with it.
+int m, int n, int k, int extra...)``. It runs on stream handle 0, the default stream numba launches on
+and records util.timing's CUDA events on (the legacy default stream, which torch's default stream also
+orders with), in numba's primary context: events bracket it exactly as they bracket a numba launch.
+Needs cuda.core >= 0.5.1 (numba-cuda 0.30's floor); cubin() without a CUDA driver needs cuda.core >= 0.7.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from cuda.bindings import driver
-
 from cuda.core import Device, LaunchConfig, ObjectCode, Program, ProgramOptions, Stream
 from cuda.core import __version__ as cuda_core_version
 from cuda.core import launch as core_launch
@@ -36,7 +36,7 @@ _ARCH = re.compile(r"sm_\d{2,3}[af]?")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INT32 = np.iinfo(np.int32)
 
-# NVRTC flags accepted in ``options``, mapped to cuda.core ProgramOptions fields (same in cuda.core 0.3..1.x)
+# NVRTC flags accepted in ``options``, mapped to cuda.core ProgramOptions fields (the same from 0.3 to 1.2)
 _SWITCHES = {"lineinfo": "lineinfo", "generate-line-info": "lineinfo", "use_fast_math": "use_fast_math",
              "restrict": "restrict", "G": "debug", "device-debug": "debug",
              "extra-device-vectorization": "extra_device_vectorization"}
@@ -204,7 +204,8 @@ class CudaC:
         try:
             core_launch(loaded.stream, LaunchConfig(grid=grid, block=block, shmem_size=shmem), loaded.kernel, *args)
         except Exception as e:
-            raise RuntimeError(f"launching {self.name} with grid={grid}, block={block}, shmem={shmem} failed: {e}") from e
+            raise RuntimeError(f"launching {self.name} with grid={grid}, block={block}, shmem={shmem} "
+                               f"failed: {e}") from e
 
     def _load(self, ctx: Any) -> _Loaded:
         """Load the kernel for the device of numba's context ``ctx``, in that same (primary) context."""

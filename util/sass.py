@@ -19,6 +19,7 @@ import dis
 import hashlib
 import html
 import inspect
+import json
 import os
 import pickle
 import re
@@ -33,9 +34,11 @@ from types import BuiltinFunctionType, CodeType, FunctionType, ModuleType
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from cuda.core import Program
 from numba.core import types as nbtypes
 
 from .backend import SIMULATED, cuda, is_kernel
+from .cuda_c import check_arch, program_options
 from .toolchain import run_tool
 
 ARCH = "sm_90"
@@ -79,6 +82,41 @@ def numba_ptx(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int] =
     return _with_maxnreg(_PTX_CACHE[key], max_registers)
 
 
+@dataclass(frozen=True)
+class Typing:
+    """What numba's type inference decided for a kernel: its typemap and its annotated source."""
+
+    name: str
+    typemap: dict[str, str]  # SSA variable (``tmp``, ``tmp.1`` ...) -> numba type
+    annotation: str  # numba's own type-annotated IR, as ``inspect_types()`` prints it
+
+    def types_of(self, var: str) -> list[str]:
+        """The distinct types numba gave ``var`` and its SSA versions (``tmp``, ``tmp.1``, ``tmp.2`` ...)."""
+        found = [t for k, t in self.typemap.items() if k == var or re.fullmatch(rf"{re.escape(var)}\.\d+", k)]
+        return sorted(set(found))
+
+    def lines_about(self, var: str) -> list[str]:
+        """numba's annotated IR lines that assign ``var`` or update it in place (type after ``::``)."""
+        v = re.escape(var)
+        pat = re.compile(rf"^\s*#\s+({v}(\.\d+)?\s*=|\S+\s*=\s*inplace_binop\(.*lhs={v}(\.\d+)?,)")
+        return [line.strip().lstrip("#").strip() for line in self.annotation.splitlines() if pat.match(line)]
+
+
+_TYPES_CACHE: dict[Any, Typing] = {}
+
+
+def numba_types(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int] = (9, 0)) -> Typing:
+    """Run numba's type inference on a kernel for ``sig`` (no GPU needed) and return its decisions."""
+    fn = _py_func(kernel)
+    sig = _check_sig(fn, sig)
+    job = {"kernel": _spec(fn, {}, set()), "sig": sig, "cc": tuple(cc), "what": "types"}
+    key = hashlib.sha256(pickle.dumps(job)).hexdigest()
+    if key not in _TYPES_CACHE:
+        out = json.loads(_compile_in_subprocess(job, fn.__name__))
+        _TYPES_CACHE[key] = Typing(fn.__name__, out["typemap"], out["annotation"])
+    return _TYPES_CACHE[key]
+
+
 def _py_func(kernel: Any) -> FunctionType:
     """The Python function behind a kernel, a device function, or a plain function."""
     fn = (getattr(kernel, "py_func", None) or getattr(kernel, "fn", None)) if is_kernel(kernel) else kernel
@@ -89,9 +127,11 @@ def _py_func(kernel: Any) -> FunctionType:
 
 
 def _check_sig(fn: FunctionType, sig: Any) -> tuple[nbtypes.Type, ...]:
-    example = "e.g. (float32[:, ::1], float32[:, ::1], float32[:, ::1], int32, int32, int32) from `from numba import float32, int32`"
+    example = ("e.g. (float32[:, ::1], float32[:, ::1], float32[:, ::1], int32, int32, int32) "
+               "with `from numba import float32, int32`")
     if not isinstance(sig, (tuple, list)) or not all(isinstance(t, nbtypes.Type) for t in sig):
-        raise TypeError(f"sig must be a tuple of numba types, one per argument of {fn.__name__}, {example}; got {sig!r}")
+        raise TypeError(f"sig must be a tuple of numba types, one per argument of {fn.__name__}, {example}; "
+                        f"got {sig!r}")
     params = list(inspect.signature(fn).parameters)
     if len(sig) != len(params):
         raise TypeError(f"{fn.__name__}({', '.join(params)}) takes {len(params)} arguments but sig has "
@@ -112,10 +152,12 @@ def _jit_options(kernel: Any) -> dict[str, Any]:
     namespace = {**fn.__globals__, **_closure(fn)}
     for dec in node.decorator_list:
         callee = dec.func if isinstance(dec, ast.Call) else None
-        if isinstance(callee, (ast.Attribute, ast.Name)) and getattr(callee, "attr", getattr(callee, "id", "")) == "jit":
+        name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
+        if isinstance(dec, ast.Call) and name == "jit":
             for kw in dec.keywords:
                 if kw.arg is not None:
-                    options[kw.arg] = eval(compile(ast.Expression(kw.value), fn.__code__.co_filename, "eval"), namespace)
+                    expr = compile(ast.Expression(kw.value), fn.__code__.co_filename, "eval")
+                    options[kw.arg] = eval(expr, namespace)
     return options
 
 
@@ -200,11 +242,11 @@ def _importable(value: Any) -> bool:
 def _spec(fn: FunctionType, options: dict[str, Any], active: set[int]) -> dict[str, Any]:
     """A picklable description of ``fn``: its source, its globals and closure values, and jit options."""
     if id(fn) in active:
-        raise ValueError(f"{fn.__qualname__} is (mutually) recursive: numba_ptx cannot ship recursive device functions")
+        raise ValueError(f"{fn.__qualname__} is recursive: numba_ptx cannot ship recursive device functions")
     active = active | {id(fn)}
     _, source = _parse_def(fn)
     values = _closure(fn)
-    values.update({n: fn.__globals__[n] for n in _global_names(fn.__code__) if n in fn.__globals__})
+    values.update({n: fn.__globals__[n] for n in sorted(_global_names(fn.__code__)) if n in fn.__globals__})
     shipped: dict[str, tuple[str, Any]] = {}
     for name, value in values.items():
         if isinstance(value, ModuleType):
@@ -223,17 +265,22 @@ def _spec(fn: FunctionType, options: dict[str, Any], active: set[int]) -> dict[s
         else:
             raise TypeError(
                 f"numba_ptx cannot send the global {name!r} ({type(value).__name__}) used by {fn.__qualname__} "
-                "to the compiler subprocess. It can send modules, numba types, numbers, strings, numpy "
-                "scalars/dtypes/arrays, tuples of these, builtin functions and numpy ufuncs (by module and name), and "
-                "@cuda.jit(device=True) functions: make "
-                f"{name!r} one of these, or pass it to the kernel as an argument.")
+                "to the compiler subprocess, which can rebuild modules, numba types, numbers, strings, numpy "
+                "scalars/dtypes/arrays, tuples of these, builtin functions and numpy ufuncs, and "
+                f"@cuda.jit(device=True) functions: make {name!r} one of these, or pass it to the kernel as an "
+                "argument.")
     return {"name": fn.__name__, "module": fn.__module__, "filename": fn.__code__.co_filename,
             "source": source, "options": options, "globals": shipped}
 
 
 _CHILD = r'''
-import importlib, linecache, pickle, sys
+import importlib, json, linecache, pickle, sys, types
 from numba import cuda
+import numba.cuda.dispatcher
+
+job = pickle.load(sys.stdin.buffer)
+# numba compiles a called device function for the current GPU; there is none here: use the target's cc
+numba.cuda.dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=job["cc"])
 
 
 def remember(filename, source):
@@ -263,13 +310,19 @@ def build(spec):
     return ns[spec["name"]]
 
 
-job = pickle.load(sys.stdin.buffer)
 try:
-    ptx, _ = cuda.compile_ptx(build(job["kernel"]), job["sig"], cc=job["cc"], **job["options"])
+    if job.get("what") == "types":
+        from numba.cuda.compiler import compile_cuda
+        from numba.core import types as nbt
+        cres = compile_cuda(build(job["kernel"]), nbt.void, job["sig"], cc=job["cc"])
+        typemap = {k: str(v) for k, v in cres.type_annotation.typemap.items()}
+        sys.stdout.write(json.dumps({"typemap": typemap, "annotation": str(cres.type_annotation)}))
+    else:
+        ptx, _ = cuda.compile_ptx(build(job["kernel"]), job["sig"], cc=job["cc"], **job["options"])
+        sys.stdout.write(ptx)
 except Exception as e:
     sys.stderr.write(f"{type(e).__name__}: {e}")
     sys.exit(1)
-sys.stdout.write(ptx)
 '''
 
 
@@ -310,31 +363,25 @@ def cubin_from_ptx(ptx: str, arch: str = ARCH) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp, "kernel.ptx"), Path(tmp, "kernel.cubin")
         src.write_text(ptx)
-        run_tool("ptxas", f"-arch={arch}", "-o", out, src)
+        run_tool("ptxas", f"-arch={check_arch(arch)}", "-o", out, src)
         return out.read_bytes()
 
 
-def cuda_c_cubin(source: str, names: str | Sequence[str], arch: str = ARCH,
-                 options: Mapping[str, Any] | None = None) -> bytes:
+def cuda_c_cubin(source: str, names: str | Sequence[str], arch: str = ARCH, options: Sequence[str] = ()) -> bytes:
     """Compile CUDA C++ to a cubin with NVRTC (cuda.core); no GPU needed.
 
     ``names``: the kernel name(s) to keep, e.g. ``"sgemm_coalesce"`` for an ``extern "C"`` kernel or
-    ``"sgemm<64, 8>"`` to instantiate a template. ``options``: cuda.core ``ProgramOptions`` fields, e.g.
-    ``{"use_fast_math": True, "max_register_count": 64}``.
+    ``"sgemm<64, 8>"`` to instantiate a template. ``options``: NVRTC flags as util.cuda_c.CudaC takes them,
+    e.g. ``["-use_fast_math", "-maxrregcount=64"]``. (For a CudaC twin, ``analyze(twin.cubin())``.)
     """
-    from cuda.core import Program, ProgramOptions
-
     names = (names,) if isinstance(names, str) else tuple(names)
-    if not names or not all(isinstance(n, str) for n in names):
-        raise TypeError("names must be a kernel name or a sequence of them, e.g. 'sgemm_coalesce'")
-    if options is not None and not isinstance(options, Mapping):
-        raise TypeError("options must be a dict of cuda.core ProgramOptions fields, e.g. "
-                        "{'use_fast_math': True, 'max_register_count': 64}")
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise TypeError(f"names must be a kernel name or a list of them, e.g. 'sgemm_coalesce', got {names!r}")
+    program = Program(source, "c++", program_options(options, check_arch(arch), names[0].split("<")[0]))
     try:
-        program_options = ProgramOptions(arch=arch, **dict(options or {}))
-    except TypeError as e:
-        raise TypeError(f"{e}: options are cuda.core ProgramOptions fields, e.g. {{'use_fast_math': True}}") from None
-    return bytes(Program(source, "c++", program_options).compile("cubin", name_expressions=names).code)
+        return bytes(program.compile("cubin", name_expressions=names).code)
+    finally:
+        program.close()
 
 
 # ---- SASS analysis ------------------------------------------------------------------------------------
@@ -379,7 +426,7 @@ def category(opcode: str) -> str:
 
 @dataclass(frozen=True)
 class Instruction:
-    """One SASS instruction: its address, opcode with modifiers, and the text after the predicate."""
+    """One SASS instruction: its address, its opcode with modifiers, and its text."""
 
     address: int
     opcode: str
@@ -409,7 +456,7 @@ def parse_sass(text: str) -> list[Instruction]:
 
 @dataclass
 class HotLoop:
-    """The innermost loop doing the most FFMA: its SASS and instruction mix (static counts, one pass)."""
+    """A kernel's hot loop (see ``hot_loop``): its SASS and instruction mix (static counts of one pass)."""
 
     start: int  # address of the loop head (the backward branch's target)
     end: int  # address of the backward branch
@@ -703,6 +750,6 @@ def max_blocks_per_sm(registers: int, threads_per_block: int, shared_bytes: int 
         return 0  # the hardware's per-block register check
     by_regs = (SM90_REGS_PER_SM // SM90_SUB_PARTITIONS // regs_per_warp * SM90_SUB_PARTITIONS // warps
                if regs_per_warp else by_threads)
-    block_shared = -(-(shared_bytes + SM90_SHARED_RESERVED_PER_BLOCK) // SM90_SHARED_ALLOC_UNIT) * SM90_SHARED_ALLOC_UNIT
-    by_shared = SM90_SHARED_PER_SM // block_shared
+    units = -(-(shared_bytes + SM90_SHARED_RESERVED_PER_BLOCK) // SM90_SHARED_ALLOC_UNIT)
+    by_shared = SM90_SHARED_PER_SM // (units * SM90_SHARED_ALLOC_UNIT)
     return min(by_threads, by_regs, by_shared)
