@@ -72,8 +72,8 @@ else:  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir package
 
 
 def is_kernel(obj: object) -> bool:
-    """True for a ``@cuda.jit`` kernel (a GPU dispatcher or the simulator's fake kernel)."""
-    return type(obj).__name__ in ("CUDADispatcher", "FakeCUDAKernel", "Dispatcher") and hasattr(
+    """True for a ``@cuda.jit`` kernel (numba-cuda's dispatcher, the simulator's fake kernel, numba-cuda-mlir's)."""
+    return type(obj).__name__ in ("CUDADispatcher", "FakeCUDAKernel", "Dispatcher", "MLIRDispatcher") and hasattr(
         obj, "__getitem__"
     )
 

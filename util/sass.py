@@ -582,7 +582,10 @@ def short_name(symbol: str) -> str:
     """The function's own name in an Itanium-mangled symbol (numba's or C++'s); other names unchanged."""
     if not symbol.startswith("_Z"):
         return symbol
-    s, i, last = symbol, 2 + (symbol[2:3] == "N"), None
+    if symbol[2:3] != "N":  # _Z<len><name><argument types>: a top-level name (numba-cuda-mlir, C++)
+        m = re.match(r"_Z(\d+)", symbol)
+        return symbol[m.end():m.end() + int(m.group(1))] if m else symbol
+    s, i, last = symbol, 3, None
     while i < len(s) and s[i] in "0123456789B":
         tag = s[i] == "B"  # an ABI tag (B<len><name>) follows the name it decorates
         j = i + tag
@@ -670,7 +673,7 @@ def _widths(loop: HotLoop, kind: str) -> str:
     return f"{total} ({', '.join(wide)})" if wide else str(total)
 
 
-@dataclass
+@dataclass(repr=False)
 class SassTable:
     """Kernels' static SASS numbers, one row each; prints as markdown, shows as HTML in a notebook."""
 
@@ -693,6 +696,8 @@ class SassTable:
 
     def __str__(self) -> str:
         return self.caption() + "\n" + self.markdown()
+
+    __repr__ = __str__
 
     def _repr_html_(self) -> str:
         rows = self.rows()

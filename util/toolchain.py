@@ -1,9 +1,10 @@
-"""Find the CUDA binary tools (ptxas, cuobjdump, nvdisasm) in the installed ``nvidia-cuda-*`` pip wheels."""
+"""Find the CUDA binary tools (ptxas, cuobjdump, nvdisasm): the ``nvidia-cuda-*`` pip wheels, else a CUDA toolkit."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -22,7 +23,8 @@ class ToolchainError(RuntimeError):
 
 @cache
 def tool(name: str) -> Path:
-    """The path of ``name`` (a key of ``PACKAGES``) inside its installed wheel."""
+    """The path of ``name`` (a key of ``PACKAGES``): from its pip wheel, else from a CUDA toolkit (PATH,
+    ``$CUDA_HOME/bin``, ``/usr/local/cuda/bin``) as on GPU machines that have the toolkit but not the wheels."""
     if name not in PACKAGES:
         raise ValueError(f"unknown CUDA tool {name!r}; known: {', '.join(PACKAGES)}")
     package = PACKAGES[name]
@@ -30,7 +32,12 @@ def tool(name: str) -> Path:
     try:
         files = importlib.metadata.distribution(package).files or []
     except importlib.metadata.PackageNotFoundError:
-        raise ToolchainError(f"{name} not found: the pip package {package} is not installed; {hint}") from None
+        cuda_bin = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin")
+        system = shutil.which(name) or shutil.which(name, path=cuda_bin)
+        if system:
+            return Path(system).resolve()
+        raise ToolchainError(f"{name} not found: the pip package {package} is not installed and no CUDA toolkit "
+                             f"on PATH or in {cuda_bin} has it; {hint}") from None
     for f in files:
         if f.parent.name == "bin" and f.name in (name, f"{name}.exe"):
             path = Path(f.locate()).resolve()
