@@ -233,9 +233,11 @@ def _is_constant(value: Any) -> bool:
 
 
 def _importable(value: Any) -> bool:
-    """A builtin function or numpy ufunc that the subprocess can import by module and name."""
-    module = sys.modules.get(getattr(value, "__module__", None) or "")
-    return (isinstance(value, (BuiltinFunctionType, np.ufunc))
+    """A builtin function, numpy ufunc or util helper (util.intrinsics) that the subprocess can import by
+    module and name."""
+    module_name = getattr(value, "__module__", None) or ""
+    module = sys.modules.get(module_name)
+    return ((isinstance(value, (BuiltinFunctionType, np.ufunc)) or module_name.split(".")[0] == "util")
             and getattr(module, getattr(value, "__name__", ""), None) is value)
 
 
