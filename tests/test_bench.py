@@ -1,0 +1,132 @@
+"""The variant registry, its table and plots, and util.intrinsics — in numba's simulator on a CPU."""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import util  # noqa: E402
+from util import cdiv, cuda  # noqa: E402
+from util.bench import Registry  # noqa: E402
+from util.cuda_c import CudaC  # noqa: E402
+from util.intrinsics import add_nsw, nonneg  # noqa: E402
+from util.plots import runtime_bars, waterfall  # noqa: E402
+
+from numba import int32  # noqa: E402  # isort: skip
+
+BS = 16
+LAUNCH = dict(nthreads=BS * BS, nblocks_fn=lambda s, nt: cdiv(s, (BS, BS)))
+SIZES = (20, 18, 12)
+
+
+@cuda.jit
+def good(a, b, c, m, n, k):
+    x = cuda.blockIdx.x * BS + cuda.threadIdx.x // BS
+    y = cuda.blockIdx.y * BS + cuda.threadIdx.x % BS
+    if x < m and y < n:
+        tmp = np.float32(0)
+        for i in range(k):
+            tmp += a[x, i] * b[i, y]
+        c[x, y] = tmp
+
+
+@cuda.jit
+def off_by_one(a, b, c, m, n, k):
+    x = cuda.blockIdx.x * BS + cuda.threadIdx.x // BS
+    y = cuda.blockIdx.y * BS + cuda.threadIdx.x % BS
+    if x < m and y < n:
+        tmp = np.float32(0)
+        for i in range(1, k):
+            tmp += a[x, i] * b[i, y]
+        c[x, y] = tmp
+
+
+@cuda.jit
+def with_intrinsics(a, b, c, m, n, k):
+    x = int32(cuda.blockIdx.x * BS + cuda.threadIdx.x // BS)
+    y = int32(cuda.blockIdx.y * BS + cuda.threadIdx.x % BS)
+    if x < m and y < n:
+        tmp = np.float32(0)
+        ia, ib, i = int32(x * k), y, int32(0)
+        while i < k:
+            tmp += a[nonneg(add_nsw(ia, i))] * b[nonneg(ib)]
+            i = add_nsw(i, int32(1))
+            ib = add_nsw(ib, n)
+        c[x * n + y] = tmp
+
+
+TWIN = r'''extern "C" __global__ void twin(const float* a, const float* b, float* c, int m, int n, int k) {
+    int x = blockIdx.x * 16 + threadIdx.x / 16, y = blockIdx.y * 16 + threadIdx.x % 16;
+    if (x < m && y < n) { float t = 0; for (int i = 0; i < k; ++i) t += a[x * k + i] * b[i * n + y]; c[x * n + y] = t; }
+}'''
+
+
+@pytest.fixture(scope="module")
+def table():
+    reg = Registry()
+    reg.numba("good", good, **LAUNCH, note="the reference kernel")
+    reg.numba("off by one", off_by_one, **LAUNCH)
+    reg.numba("intrinsics", with_intrinsics, **LAUNCH, flat=True)
+    reg.cuda_c("CUDA C twin", CudaC(TWIN, "twin"), **LAUNCH)
+    reg.cublas()
+    return reg.run(*SIZES, runs=1, verbose=False)
+
+
+def test_registry_verifies_times_and_skips(table):
+    assert [r.name for r in table.results] == ["good", "off by one", "intrinsics"]
+    assert table["good"].correct and table["intrinsics"].correct
+    assert not table["off by one"].correct and table["off by one"].times == []
+    assert set(table.skipped) == {"CUDA C twin", "cuBLAS (fp32, TF32 off)"}
+    assert all("needs a GPU" in why for why in table.skipped.values())
+    assert math.isclose(table.ratio("good", "good"), 1.0)
+    with pytest.raises(KeyError, match="skipped"):
+        table["CUDA C twin"]
+
+
+def test_table_renders(table):
+    text = str(table)
+    assert "SIMULATOR wall time, NOT GPU time" in text
+    assert "| good | numba | ✓ |" in text and "| off by one | numba | WRONG |" in text
+    assert "% of cuBLAS" not in text  # no cuBLAS ran
+    assert table._repr_html_().count("<tr>") == 4
+
+
+def test_plots(table):
+    ax = runtime_bars(table)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["good", "intrinsics"]  # the wrong kernel is not drawn
+    assert "WRONG, not shown: off by one" in [t.get_text() for t in ax.texts]
+    assert "NOT GPU time" in ax.get_xlabel()
+    wf = waterfall([("start", 10.0), ("step", 7.0), ("end", 6.5)])
+    assert len(wf.patches) == 3
+    with pytest.raises(ValueError, match="at least a start and an end"):
+        waterfall([("only", 1.0)])
+
+
+def test_registry_rejects_duplicates_and_non_kernels():
+    reg = Registry()
+    reg.numba("good", good, **LAUNCH)
+    with pytest.raises(ValueError, match="already registered"):
+        reg.numba("good", good, **LAUNCH)
+    with pytest.raises(TypeError, match="is not a CUDA kernel"):
+        reg.numba("plain", lambda a, b, c, m, n, k: None, **LAUNCH)
+
+
+def test_intrinsics_in_the_simulator():
+    assert util.SIMULATED
+    assert add_nsw(2, 3) == 5 and nonneg(7) == 7
+    with pytest.raises(IndexError, match="promised it is not"):
+        nonneg(-1)
+
+
+def test_intrinsics_give_imad_wide_in_sass():
+    from numba import float32
+
+    from util.sass import analyze, cubin_from_ptx, numba_ptx
+
+    a1 = float32[::1]
+    loop = analyze(cubin_from_ptx(numba_ptx(with_intrinsics, (a1, a1, a1, int32, int32, int32)))).hot_loop
+    assert sum("IMAD.WIDE" in line for line in loop.lines) >= loop.ffma  # one per B element, as in CUDA C
