@@ -13,7 +13,7 @@ import util  # noqa: E402
 from util import cdiv, cuda  # noqa: E402
 from util.bench import Registry  # noqa: E402
 from util.cuda_c import CudaC  # noqa: E402
-from util.intrinsics import add_nsw, nonneg  # noqa: E402
+from util.intrinsics import add_nsw, mul_nsw, nonneg  # noqa: E402
 from util.plots import runtime_bars, waterfall  # noqa: E402
 
 from numba import int32  # noqa: E402  # isort: skip
@@ -117,7 +117,7 @@ def test_registry_rejects_duplicates_and_non_kernels():
 
 def test_intrinsics_in_the_simulator():
     assert util.SIMULATED
-    assert add_nsw(2, 3) == 5 and nonneg(7) == 7
+    assert add_nsw(2, 3) == 5 and mul_nsw(4, 5) == 20 and nonneg(7) == 7
     with pytest.raises(IndexError, match="promised it is not"):
         nonneg(-1)
 

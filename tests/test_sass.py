@@ -411,3 +411,18 @@ def test_toolchain_finds_tools_and_names_missing_packages(monkeypatch):
     finally:
         tool.cache_clear()
 
+
+
+def test_load_to_use_distance_follows_registers_around_the_loop():
+    text = """
+        /*0000*/                   LDG.E R2, desc[UR4][R4.64] ;
+        /*0010*/                   IADD3 R4, R4, 0x4, RZ ;
+        /*0020*/                   IADD3 R6, R6, 0x1, RZ ;
+        /*0030*/                   FFMA R8, R2, R3, R8 ;
+        /*0040*/                   LDG.E R3, desc[UR4][R10.64] ;
+        /*0050*/                   ISETP.NE.AND P0, PT, R6, R7, PT ;
+        /*0060*/               @P0 BRA 0x0 ;
+    """
+    loop = sass.hot_loop(sass.parse_sass(text))
+    # R2: loaded at 0, read 3 later; R3: loaded at 4, read by the FFMA of the next trip, 6 later
+    assert loop.load_to_use == pytest.approx(4.5)

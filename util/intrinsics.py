@@ -6,6 +6,7 @@ unsigned indices wrap by definition, and signed ones pay NumPy's negative-index 
 say it. Under numba's simulator they are plain Python arithmetic.
 
     i = add_nsw(i, n)      # i + n, with LLVM's "no signed wrap" flag (the caller promises no overflow)
+    j = mul_nsw(i, n)      # i * n, likewise (numba would widen int32 * int32 to int64)
     a[nonneg(i)]           # index with i, promised >= 0: no negative-index check, sign-extended to 64 bits
 """
 
@@ -18,6 +19,10 @@ if SIMULATED:
     def add_nsw(a, b):
         """a + b (the simulator runs plain Python)."""
         return a + b
+
+    def mul_nsw(a, b):
+        """a * b (the simulator runs plain Python)."""
+        return a * b
 
     def nonneg(i):
         """i as an index (the simulator runs plain Python)."""
@@ -41,6 +46,17 @@ else:
 
         def codegen(context, builder, sig, args):
             return builder.add(args[0], args[1], flags=["nsw"])
+
+        return a(a, b), codegen
+
+    @intrinsic
+    def mul_nsw(typingctx, a, b):
+        """a * b for two signed ints of one type, flagged ``nsw``: the caller promises it does not overflow."""
+        if not _same_signed(a, b):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.mul(args[0], args[1], flags=["nsw"])
 
         return a(a, b), codegen
 

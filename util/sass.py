@@ -443,6 +443,14 @@ class Instruction:
         return int(targets[-1], 16) if targets else None
 
 
+def _operands(text: str, opcode: str) -> tuple[str, str | None, set[str]]:
+    """(opcode, destination register, source registers) of one SASS instruction, e.g.
+    ``FFMA R26, R22, R21, R11`` -> ("FFMA", "R26", {"R22", "R21", "R11"})."""
+    args = text.split(opcode, 1)[1] if opcode in text else ""
+    regs = re.findall(r"(?<![\w.])R\d+", args)
+    return opcode, (regs[0] if regs else None), set(regs[1:])
+
+
 def parse_sass(text: str) -> list[Instruction]:
     """The instructions of one function's SASS in cuobjdump's format (``/*0270*/  LDG.E R19, [...] ;``)."""
     out = []
@@ -505,6 +513,25 @@ class HotLoop:
         """Share of the global and shared loads that are wider than 32 bits."""
         loads = [c for i in self.instructions if (c := category(i.opcode)).startswith(("LDG.", "LDS."))]
         return sum(int(c.split(".")[1]) > 32 for c in loads) / len(loads) if loads else 0.0
+
+    @property
+    def load_to_use(self) -> float:
+        """Mean number of instructions between a global load (LDG) and the first FFMA that reads its register,
+        following the loop around (a load for the next trip counts to its use there). Larger means more of the
+        load's latency is covered by other work: the compiler issued it earlier."""
+        ops = [_operands(i.text, i.opcode) for i in self.instructions]
+        n, gaps = len(ops), []
+        for p, (op, dst, _) in enumerate(ops):
+            if not op.startswith("LDG") or dst is None:
+                continue
+            for d in range(1, n + 1):
+                op2, dst2, srcs2 = ops[(p + d) % n]
+                if op2.startswith("FFMA") and dst in srcs2:
+                    gaps.append(d)
+                    break
+                if dst2 == dst:  # overwritten before any FFMA read it
+                    break
+        return sum(gaps) / len(gaps) if gaps else float("nan")
 
     def __str__(self) -> str:
         mix = ", ".join(f"{cat} {n}" for cat, n in self.mix.most_common())
