@@ -1,4 +1,6 @@
-"""Index arithmetic that tells LLVM what CUDA C's signed ``int`` tells it: this does not overflow.
+"""What numba-cuda 0.30 cannot say in Python source, as small ``@intrinsic``s (plain Python under the simulator).
+
+1. Index arithmetic that tells LLVM what CUDA C's signed ``int`` tells it: this does not overflow.
 
 In C, signed overflow is undefined, so ``i * n + y`` on ``int`` may be assumed not to wrap; the compiler then
 keeps one 64-bit pointer per array and advances it with a single ``IMAD.WIDE``. numba has no way to say that:
@@ -8,6 +10,18 @@ say it. Under numba's simulator they are plain Python arithmetic.
     i = add_nsw(i, n)      # i + n, with LLVM's "no signed wrap" flag (the caller promises no overflow)
     j = mul_nsw(i, n)      # i * n, likewise (numba would widen int32 * int32 to int64)
     a[nonneg(i)]           # index with i, promised >= 0: no negative-index check, sign-extended to 64 bits
+
+2. A 16-byte global load (``LDG.E.128``, CUDA C's ``float4``): NVVM merges four scalar loads only when it can
+   prove 16-byte alignment, which a numba array's pointer never carries.
+
+    v0, v1, v2, v3 = ldg128(arr, r, q)   # arr[r, q:q+4]; the caller guarantees &arr[r, q] is 16-byte aligned
+
+3. Asynchronous global -> shared copies (``cp.async``, SASS ``LDGSTS``), as inline PTX:
+
+    cp_async16(smem, (s, r, q), arr, (gr, gq), 16)   # start a 16-byte copy (0 bytes: zero-fill)
+    cp_async(smem, (s, r, q), arr, (gr, gq), 4)      # 4 bytes
+    cp_async_commit()                                # close the group of copies started so far
+    cp_async_wait(1)                                 # wait until at most 1 group is in flight (a constant)
 """
 
 from __future__ import annotations
@@ -30,9 +44,29 @@ if SIMULATED:
             raise IndexError(f"nonneg: index {i} is negative, which the caller promised it is not")
         return int(i)
 
+    def ldg128(arr, r, q):
+        """arr[r, q:q+4] as four values (the simulator loads them one by one)."""
+        return arr[r, q], arr[r, q + 1], arr[r, q + 2], arr[r, q + 3]
+
+    def cp_async(dst, di, src, si, nbytes):
+        """dst[di] = src[si], or 0 when nbytes == 0 (synchronous in the simulator)."""
+        dst[di] = src[si] if nbytes > 0 else 0.0
+
+    def cp_async16(dst, di, src, si, nbytes):
+        """dst[di:di+4] = src[si:si+4] along the last index, or zeros when nbytes == 0 (synchronous)."""
+        for x in range(4):
+            dst[di[:-1] + (di[-1] + x,)] = src[si[:-1] + (si[-1] + x,)] if nbytes > 0 else 0.0
+
+    def cp_async_commit():
+        """Nothing to do: the simulator's copies are synchronous."""
+
+    def cp_async_wait(pending):
+        """Nothing to wait for: the simulator's copies are synchronous."""
+
 else:
     from llvmlite import ir
     from numba.core import types
+    from numba.cuda import cgutils
     from numba.cuda.extending import intrinsic
 
     def _same_signed(a, b) -> bool:
@@ -70,3 +104,76 @@ else:
             return builder.sext(args[0], ir.IntType(64)) if i.bitwidth < 64 else args[0]
 
         return types.uint64(i), codegen
+
+    @intrinsic
+    def ldg128(typingctx, arr, r, q):
+        """arr[r, q:q+4] with ONE 16-byte load; the caller guarantees that &arr[r, q] is 16-byte aligned."""
+        if not (isinstance(arr, types.Array) and arr.dtype == types.float32 and arr.ndim == 2):
+            return None
+        sig = types.UniTuple(types.float32, 4)(arr, r, q)
+
+        def codegen(context, builder, sig, args):
+            aryty = sig.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            idx = [context.cast(builder, v, ty, types.intp) for v, ty in zip(args[1:], sig.args[1:])]
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx)
+            vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer()), align=16)
+            items = [builder.extract_element(vec, ir.Constant(ir.IntType(32), i)) for i in range(4)]
+            return context.make_tuple(builder, sig.return_type, items)
+
+        return sig, codegen
+
+    def _element_pointer(context, builder, aryty, ary, idxty, idx):
+        """A pointer to ary[idx] (idx an integer or a tuple of integers)."""
+        if isinstance(idxty, types.BaseTuple):
+            vals = [context.cast(builder, v, t, types.intp) for v, t in zip(cgutils.unpack_tuple(builder, idx), idxty)]
+        else:
+            vals = [context.cast(builder, idx, idxty, types.intp)]
+        return cgutils.get_item_pointer(context, builder, aryty, context.make_array(aryty)(context, builder, ary), vals)
+
+    def _cp_async_codegen(size: int, cache: str):
+        asm = ("{ .reg .u64 s64; .reg .u32 s32; cvta.to.shared.u64 s64, $0; cvt.u32.u64 s32, s64; "
+               f"cp.async.{cache}.shared.global [s32], [$1], {size}, $2; }}")
+
+        def codegen(context, builder, sig, args):
+            dty, dity, sty, sity, nty = sig.args
+            dptr = _element_pointer(context, builder, dty, args[0], dity, args[1])
+            sptr = _element_pointer(context, builder, sty, args[2], sity, args[3])
+            i64, i32 = ir.IntType(64), ir.IntType(32)
+            fn = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [i64, i64, i32]), asm, "l,l,r,~{memory}",
+                              side_effect=True)
+            builder.call(fn, [builder.ptrtoint(dptr, i64), builder.ptrtoint(sptr, i64),
+                              context.cast(builder, args[4], nty, types.int32)])
+            return context.get_dummy_value()
+
+        return codegen
+
+    def _asm_statement(text: str):
+        def codegen(context, builder, sig, args):
+            fn = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "~{memory}", side_effect=True)
+            builder.call(fn, [])
+            return context.get_dummy_value()
+
+        return codegen
+
+    @intrinsic
+    def cp_async(typingctx, dst, di, src, si, nbytes):
+        """Start copying src[si] -> dst[di] (dst in shared memory, 4 bytes; zeros if nbytes == 0)."""
+        return types.void(dst, di, src, si, nbytes), _cp_async_codegen(4, "ca")
+
+    @intrinsic
+    def cp_async16(typingctx, dst, di, src, si, nbytes):
+        """Start copying 16 bytes src[si:si+4] -> dst[di:di+4] (both 16-byte aligned; zeros past nbytes)."""
+        return types.void(dst, di, src, si, nbytes), _cp_async_codegen(16, "cg")
+
+    @intrinsic
+    def cp_async_commit(typingctx):
+        """Close the group of copies started since the last commit."""
+        return types.void(), _asm_statement("cp.async.commit_group;")
+
+    @intrinsic
+    def cp_async_wait(typingctx, pending):
+        """Wait until at most ``pending`` (a compile-time constant) committed groups are in flight."""
+        if not isinstance(pending, types.IntegerLiteral):
+            return None  # numba retries with the literal value
+        return types.void(pending), _asm_statement(f"cp.async.wait_group {pending.literal_value};")
