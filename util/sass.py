@@ -109,6 +109,15 @@ def numba_types(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int]
     """Run numba's type inference on a kernel for ``sig`` (no GPU needed) and return its decisions."""
     fn = _py_func(kernel)
     sig = _check_sig(fn, sig)
+    if not SIMULATED:  # numba's real compiler is in this process
+        key: Any = (fn, sig, tuple(cc))
+        if key not in _TYPES_CACHE:
+            from numba.cuda.compiler import compile_cuda
+
+            cres = compile_cuda(fn, nbtypes.void, sig, cc=tuple(cc))
+            typemap = {k: str(v) for k, v in cres.type_annotation.typemap.items()}
+            _TYPES_CACHE[key] = Typing(fn.__name__, typemap, str(cres.type_annotation))
+        return _TYPES_CACHE[key]
     job = {"kernel": _spec(fn, {}, set()), "sig": sig, "cc": tuple(cc), "what": "types"}
     key = hashlib.sha256(pickle.dumps(job)).hexdigest()
     if key not in _TYPES_CACHE:
