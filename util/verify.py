@@ -63,22 +63,31 @@ class Problem:
     a: Any = field(init=False, repr=False)
     b: Any = field(init=False, repr=False)
     c: Any = field(init=False, repr=False)
-    _nan: Any = field(init=False, repr=False)
+    _nan: Any = field(init=False, repr=False)  # a NaN array to copy over C (simulator)
+    _tensors: Any = field(init=False, repr=False)  # torch tensors that own A, B, C on a GPU
     _expected: Any = field(init=False, repr=False)
     _tol: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         check_sizes(m=self.m, n=self.n, k=self.k)
-        rng = np.random.default_rng(self.seed)
-        a = rng.uniform(-1.0, 1.0, (self.m, self.k)).astype(np.float32)
-        b = rng.uniform(-1.0, 1.0, (self.k, self.n)).astype(np.float32)
-        self.a, self.b = to_d(a), to_d(b)
-        self.c = cuda.device_array((self.m, self.n), dtype=np.float32)
-        self._nan = to_d(np.full((self.m, self.n), np.nan, dtype=np.float32))
         torch = _torch()
-        dev = "cpu" if SIMULATED or not torch.cuda.is_available() else "cuda"
-        a64 = torch.from_numpy(a).to(dev, torch.float64)
-        b64 = torch.from_numpy(b).to(dev, torch.float64)
+        if SIMULATED or not torch.cuda.is_available():
+            rng = np.random.default_rng(self.seed)
+            a = rng.uniform(-1.0, 1.0, (self.m, self.k)).astype(np.float32)
+            b = rng.uniform(-1.0, 1.0, (self.k, self.n)).astype(np.float32)
+            self.a, self.b = to_d(a), to_d(b)
+            self.c = cuda.device_array((self.m, self.n), dtype=np.float32)
+            self._nan, self._tensors = to_d(np.full((self.m, self.n), np.nan, dtype=np.float32)), None
+            a64, b64 = torch.from_numpy(a).double(), torch.from_numpy(b).double()
+        else:  # made on the GPU (milliseconds, even at 8192^2), shared with numba without a copy
+            gen = torch.Generator(device="cuda")
+            gen.manual_seed(self.seed)
+            a_t = torch.empty((self.m, self.k), dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0, generator=gen)
+            b_t = torch.empty((self.k, self.n), dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0, generator=gen)
+            c_t = torch.empty((self.m, self.n), dtype=torch.float32, device="cuda")
+            self._tensors, self._nan = (a_t, b_t, c_t), None
+            self.a, self.b, self.c = (cuda.as_cuda_array(t) for t in self._tensors)
+            a64, b64 = a_t.double(), b_t.double()
         self._expected = a64 @ b64
         self._tol = TOL_FACTOR * U32 * np.sqrt(self.k) * torch.sqrt((a64 * a64) @ (b64 * b64))
         self._tol += np.finfo(np.float32).tiny
@@ -96,14 +105,17 @@ class Problem:
 
     def poison(self) -> None:
         """Fill C with NaN so that an element a kernel fails to write is caught."""
-        self.c.copy_to_device(self._nan)
+        if self._tensors is not None:
+            self._tensors[2].fill_(float("nan"))
+        else:
+            self.c.copy_to_device(self._nan)
 
     def output(self):
         """C as a float64 torch tensor beside the reference (zero-copy on the GPU)."""
         torch = _torch()
-        if self._expected.is_cuda:
+        if self._tensors is not None:
             cuda.synchronize()
-            return torch.as_tensor(self.c, device="cuda").to(torch.float64)
+            return self._tensors[2].to(torch.float64)
         return torch.from_numpy(self.c.copy_to_host()).to(torch.float64)
 
     def check(self) -> Check:
