@@ -75,6 +75,8 @@ def numba_ptx(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int] =
         key: Any = hashlib.sha256(pickle.dumps(job)).hexdigest()
         if key not in _PTX_CACHE:
             _PTX_CACHE[key] = _compile_in_subprocess(job, fn.__name__)
+    elif _compiled_for(kernel, sig, cc, jit_options):  # already compiled for this GPU: reuse, don't recompile
+        return _with_maxnreg(kernel.inspect_asm(sig), max_registers)
     else:
         key = (fn, sig, tuple(cc), tuple(sorted(ptx_options.items())))
         if key not in _PTX_CACHE:
@@ -124,6 +126,15 @@ def numba_types(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int]
         out = json.loads(_compile_in_subprocess(job, fn.__name__))
         _TYPES_CACHE[key] = Typing(fn.__name__, out["typemap"], out["annotation"])
     return _TYPES_CACHE[key]
+
+
+def _compiled_for(kernel: Any, sig: tuple, cc: tuple[int, int], jit_options: Mapping[str, Any]) -> bool:
+    """Whether a real dispatcher already holds this signature, compiled for ``cc`` with these options."""
+    if not (is_kernel(kernel) and hasattr(kernel, "inspect_asm") and tuple(sig) in getattr(kernel, "overloads", {})):
+        return False
+    own = getattr(kernel, "targetoptions", {})
+    same_options = all(own.get(k) == v for k, v in jit_options.items())
+    return same_options and tuple(cuda.get_current_device().compute_capability) == tuple(cc)
 
 
 def _py_func(kernel: Any) -> FunctionType:
