@@ -25,7 +25,7 @@ from cuda.core import __version__ as cuda_core_version
 from cuda.core import launch as core_launch
 
 from .backend import SIMULATED, cuda
-from .timing import Launch, check_grid, check_nthreads
+from .timing import Launch, check_grid, check_nblocks_fn, check_nthreads
 from .verify import Problem
 
 DEFAULT_ARCH = "sm_90"  # the H200 this project measures
@@ -81,6 +81,20 @@ def program_options(flags: Sequence[str], arch: str, name: str) -> Any:
         except (KeyError, ValueError):
             raise ValueError(f"unsupported NVRTC option {flag!r}; CudaC takes {', '.join(SUPPORTED_OPTIONS)}") from None
     return ProgramOptions(name=f"{name}.cu", arch=arch, **fields, **lists)
+
+
+def nvrtc_cubin(source: str, arch: str, options: Sequence[str], name: str,
+                name_expressions: Sequence[str] = ()) -> bytes:
+    """Compile CUDA C++ to a cubin for ``arch`` with NVRTC (cuda.core); no GPU needed.
+
+    ``name`` labels the program; ``name_expressions`` (e.g. ``"sgemm<64, 8>"``) instantiate templates.
+    """
+    program = Program(source, "c++", program_options(options, arch, name))
+    try:
+        kwargs = {"name_expressions": tuple(name_expressions)} if name_expressions else {}
+        return bytes(program.compile("cubin", **kwargs).code)
+    finally:
+        program.close()
 
 
 def check_arch(arch: Any) -> str:
@@ -140,14 +154,11 @@ class CudaC:
         """The kernel compiled by NVRTC for ``arch`` (default: the twin's arch, else sm_90); cached."""
         arch = check_arch(arch or self.arch or DEFAULT_ARCH)
         if arch not in self._cubins:
-            program = Program(self.source, "c++", program_options(self.options, arch, self.name))
             try:
-                code = bytes(program.compile("cubin").code)
+                code = nvrtc_cubin(self.source, arch, self.options, self.name)
             except Exception as e:
                 raise CudaCCompileError(f"could not compile {self.name} for {arch} with NVRTC "
                                         f"(cuda.core {cuda_core_version}):\n{e}") from e
-            finally:
-                program.close()
             if b"\0" + self.name.encode() + b"\0" not in code:
                 raise CudaCCompileError(
                     f"the compiled source has no kernel named {self.name!r}: declare it "
@@ -162,9 +173,7 @@ class CudaC:
         ``shmem`` bytes of dynamic shared memory on ``(p.a, p.b, p.c, m, n, k, *extra)``.
         """
         block = check_nthreads(nthreads)
-        if not callable(nblocks_fn):
-            raise TypeError("nblocks_fn must be a function (outp_shape, nthreads) -> grid, "
-                            "e.g. lambda outp_shape, nthreads: cdiv(outp_shape, (32, 32))")
+        check_nblocks_fn(nblocks_fn)
         if isinstance(shmem, bool) or not isinstance(shmem, (int, np.integer)) or shmem < 0:
             raise ValueError(f"shmem must be a number of bytes of dynamic shared memory (an int >= 0), got {shmem!r}")
         if not isinstance(extra, (list, tuple)) or not all(

@@ -34,11 +34,10 @@ from types import BuiltinFunctionType, CodeType, FunctionType, ModuleType
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from cuda.core import Program
 from numba.core import types as nbtypes
 
 from .backend import SIMULATED, cuda, is_kernel
-from .cuda_c import check_arch, program_options
+from .cuda_c import check_arch, nvrtc_cubin
 from .toolchain import run_tool
 
 ARCH = "sm_90"
@@ -399,11 +398,7 @@ def cuda_c_cubin(source: str, names: str | Sequence[str], arch: str = ARCH, opti
     names = (names,) if isinstance(names, str) else tuple(names)
     if not names or not all(isinstance(n, str) and n for n in names):
         raise TypeError(f"names must be a kernel name or a list of them, e.g. 'sgemm_coalesce', got {names!r}")
-    program = Program(source, "c++", program_options(options, check_arch(arch), names[0].split("<")[0]))
-    try:
-        return bytes(program.compile("cubin", name_expressions=names).code)
-    finally:
-        program.close()
+    return nvrtc_cubin(source, check_arch(arch), options, names[0].split("<")[0], name_expressions=names)
 
 
 # ---- SASS analysis ------------------------------------------------------------------------------------

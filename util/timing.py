@@ -64,6 +64,13 @@ def check_grid(grid: Any) -> tuple[int, ...]:
     return tuple(int(d) for d in dims)
 
 
+def check_nblocks_fn(nblocks_fn: Any) -> None:
+    """Validate nblocks_fn: a function (outp_shape, nthreads) -> grid."""
+    if not callable(nblocks_fn):
+        raise TypeError("nblocks_fn must be a function (outp_shape, nthreads) -> grid, "
+                        "e.g. lambda outp_shape, nthreads: cdiv(outp_shape, (32, 32))")
+
+
 def check_kernel_args(kernel_args: Any) -> tuple:
     """Validate extra kernel arguments: a list or tuple of numbers or device arrays."""
     if not isinstance(kernel_args, (list, tuple)):
@@ -87,9 +94,7 @@ def numba_launch(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_args: 
                         "@cuda.jit (from util import cuda)")
     block = check_nthreads(nthreads)
     extra = check_kernel_args(kernel_args)
-    if not callable(nblocks_fn):
-        raise TypeError("nblocks_fn must be a function (outp_shape, nthreads) -> grid, "
-                        "e.g. lambda outp_shape, nthreads: cdiv(outp_shape, (32, 32))")
+    check_nblocks_fn(nblocks_fn)
     nt = nthreads if isinstance(nthreads, tuple) else block[0]
 
     def launch(p: Problem) -> None:
