@@ -43,6 +43,7 @@ import html
 import keyword
 import os
 import re
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ from jinja2 import DictLoader
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbconvert import HTMLExporter
+from traitlets.config import Config
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
@@ -242,23 +244,28 @@ def execute_notebook(job: Job) -> Outcome:
         current += 1
         print(f"{prefix}: cell {current}/{total_cells}, {time.perf_counter() - started:.1f}s elapsed", flush=True)
 
-    client = NotebookClient(
-        nb,
-        timeout=job.timeout,
-        kernel_name=KERNEL,
-        resources={"metadata": {"path": str(nb_dir)}},
-        record_timing=False,  # no per-cell timestamps: refreshed notebooks differ in outputs only
-        on_cell_execute=on_cell_execute,
-    )
     error = None
-    try:
-        client.execute(env=kernel_env(job.simulated))
-    except CellExecutionError as exc:
-        error = f"{exc.ename}: {exc.evalue} (cell {current})"
-    except Exception as exc:  # a timeout, a dead kernel, a kernel that did not start: report, run the others
-        where = f"cell {current}" if current else "before the first cell"
-        first_line = (str(exc).strip().splitlines() or [""])[0]
-        error = f"{type(exc).__name__}: {first_line} ({where})"
+    # The kernel talks over Unix sockets in a folder of its own, not TCP ports: jupyter_client picks free
+    # TCP ports by binding and releasing them, so two kernels starting at once can be handed the same port
+    # and one never answers (jupyter/jupyter_client#487; "Kernel didn't respond in 60 seconds" under --jobs).
+    with tempfile.TemporaryDirectory(prefix="nbk-") as sockets:
+        client = NotebookClient(
+            nb,
+            config=Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "k")}}),
+            timeout=job.timeout,
+            kernel_name=KERNEL,
+            resources={"metadata": {"path": str(nb_dir)}},
+            record_timing=False,  # no per-cell timestamps: refreshed notebooks differ in outputs only
+            on_cell_execute=on_cell_execute,
+        )
+        try:
+            client.execute(env=kernel_env(job.simulated))
+        except CellExecutionError as exc:
+            error = f"{exc.ename}: {exc.evalue} (cell {current})"
+        except Exception as exc:  # a timeout, a dead kernel, a kernel that did not start: report, run the others
+            where = f"cell {current}" if current else "before the first cell"
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            error = f"{type(exc).__name__}: {first_line} ({where})"
     seconds = time.perf_counter() - started
 
     nbformat.write(nb, job.output_dir / f"{name}.ipynb")

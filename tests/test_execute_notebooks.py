@@ -65,7 +65,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> dict:
         new_markdown_cell("# passes"),
         new_code_cell(
             "import os\nprint('device: Test GPU 9000')\nprint('cwd:', os.getcwd())\n"
-            "print('cudasim:', os.environ.get('NUMBA_ENABLE_CUDASIM'))"
+            "print('cudasim:', os.environ.get('NUMBA_ENABLE_CUDASIM'))\n"
+            "from ipykernel.kernelapp import IPKernelApp\nprint('transport:', IPKernelApp.instance().transport)"
         ),
         new_code_cell(f"import base64\nfrom IPython.display import Image\nImage(data=base64.b64decode('{PNG_1X1}'))"),
     )
@@ -112,6 +113,7 @@ def test_kernel_runs_in_the_notebook_folder_under_the_simulator(suite: dict) -> 
     text = _stdout(nbformat.read(suite["out"] / "a_ok.ipynb", as_version=4))
     assert f"cwd: {suite['nb_dir']}\n" in text
     assert "cudasim: 1\n" in text
+    assert "transport: ipc\n" in text  # Unix sockets: no TCP port race between kernels started together
     assert "<td>Test GPU 9000</td>" in _row(suite["index"], "a_ok")  # from its 'device: ...' line
     assert "<td>simulator</td>" in _row(suite["index"], "c_ok")  # printed none: the executor's mode
 
