@@ -426,3 +426,22 @@ def test_load_to_use_distance_follows_registers_around_the_loop():
     loop = sass.hot_loop(sass.parse_sass(text))
     # R2: loaded at 0, read 3 later; R3: loaded at 4, read by the FFMA of the next trip, 6 later
     assert loop.load_to_use == pytest.approx(4.5)
+
+
+def test_simulator_jit_keeps_options_from_an_enclosing_function() -> None:
+    """A factory's launch_bounds (a variable of the enclosing function, not of the kernel) reaches the PTX."""
+    from numba import float32, int64
+
+    from util import cuda
+    from util.sass import numba_ptx
+
+    def make(lb):
+        @cuda.jit(launch_bounds=lb)
+        def scale(a, n):
+            i = cuda.grid(1)
+            if i < n:
+                a[i] *= float32(2.0)
+        return scale
+
+    ptx = numba_ptx(make((128, 3)), (float32[::1], int64))
+    assert ".maxntid 128" in ptx and ".minnctapersm 3" in ptx

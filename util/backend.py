@@ -53,10 +53,21 @@ if COMPILER == "numba-cuda":
         _CODEGEN_ONLY = ("launch_bounds", "max_registers", "lineinfo")
 
         def _jit(*args, **kwargs):
-            """The simulator's cuda.jit, accepting (and ignoring) code-generation-only options."""
+            """The simulator's cuda.jit, accepting (and ignoring) code-generation-only options. Every option
+            given is kept on the kernel as ``jit_options``, for static compilation (util.sass)."""
+            given = dict(kwargs)
             for key in _CODEGEN_ONLY:
                 kwargs.pop(key, None)
-            return _sim_jit(*args, **kwargs)
+            made = _sim_jit(*args, **kwargs)
+
+            def keep(kernel):
+                if is_kernel(kernel):
+                    kernel.jit_options = given
+                return kernel
+
+            if is_kernel(made):
+                return keep(made)
+            return lambda fn: keep(made(fn))  # cuda.jit(...) used as a decorator factory
 
         _jit.__doc__ = _sim_jit.__doc__
         cuda.jit = _jit

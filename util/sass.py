@@ -164,9 +164,11 @@ def _jit_options(kernel: Any) -> dict[str, Any]:
         return {}
     if hasattr(kernel, "targetoptions"):  # a real dispatcher
         return {k: v for k, v in kernel.targetoptions.items() if v is not None}
-    # the simulator keeps only device/fastmath: read the rest from the decorator in the source
-    fn = _py_func(kernel)
     options: dict[str, Any] = {"device": kernel._device, "fastmath": kernel._fastmath}
+    if hasattr(kernel, "jit_options"):  # kept by util.backend's simulator jit
+        return {**options, **{k: v for k, v in kernel.jit_options.items() if v is not None}}
+    # a kernel made by numba's own simulator jit keeps only device/fastmath: read the decorator in the source
+    fn = _py_func(kernel)
     node, _ = _parse_def(fn)
     namespace = {**fn.__globals__, **_closure(fn)}
     for dec in node.decorator_list:

@@ -1,0 +1,56 @@
+"""util.mlir: the shipping path to a compiler child process, checked with numba-cuda (numba-cuda-mlir needs a GPU)."""
+
+from __future__ import annotations
+
+import util  # noqa: I001  first: without a GPU it switches numba to the simulator before numba is imported
+
+import numpy as np
+import pytest
+from numba import float32, int32, uint32
+
+from util import cdiv, cuda
+from util.mlir import mlir_unavailable, run_mlir
+
+
+def walk(a, b, c, m, n, k):
+    x = uint32(cuda.blockIdx.x * 8 + cuda.threadIdx.x // 8)
+    y = uint32(cuda.blockIdx.y * 8 + cuda.threadIdx.x % 8)
+    if x < m and y < n:
+        tmp = np.float32(0)
+        i = uint32(0)
+        while i < uint32(k):
+            tmp += a[x, i] * b[i, y]
+            i += uint32(1)
+        c[x, y] = tmp
+
+
+def off_by_one(a, b, c, m, n, k):
+    x = uint32(cuda.blockIdx.x * 8 + cuda.threadIdx.x // 8)
+    y = uint32(cuda.blockIdx.y * 8 + cuda.threadIdx.x % 8)
+    if x < m and y < n:
+        tmp = np.float32(0)
+        i = uint32(1)  # skips the first term: must come back WRONG
+        while i < uint32(k):
+            tmp += a[x, i] * b[i, y]
+            i += uint32(1)
+        c[x, y] = tmp
+
+
+A2 = float32[:, ::1]
+SIG = (A2, A2, A2, int32, int32, int32)
+
+
+def test_unavailable_says_why_without_a_gpu() -> None:
+    why = mlir_unavailable()
+    if util.SIMULATED:
+        assert why is not None and "driver" in why
+
+
+@pytest.mark.skipif(not util.SIMULATED, reason="the numba-cuda child runs in the simulator on a CPU machine")
+def test_kernels_shipped_to_a_child_are_verified_and_timed() -> None:
+    run = run_mlir({"walk": (walk, SIG, {"launch_bounds": (64, 2)}, False),
+                    "off by one": (off_by_one, SIG, {}, False)},
+                   {}, 64, lambda mn, nt: cdiv(mn, (8, 8)), 20, 12, 9, runs=1, compiler="numba-cuda")
+    assert run.device == "simulator" and run.size == (20, 12, 9)
+    assert run["walk"].correct and run["walk"].error is None and run["walk"].median > 0
+    assert not run["off by one"].correct and "WRONG" in run["off by one"].check.upper()
