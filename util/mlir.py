@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 from numba.core import types as nbtypes
 
 from .backend import HAS_DRIVER
-from .sass import _spec
+from .sass import _REBUILD, _spec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -180,36 +180,18 @@ def typ(expr):
     return eval(expr, {"__builtins__": {}}, TYPES)
 
 
-def remember(filename, source):
-    lines = list(linecache.cache.get(filename, (0, None, [], filename))[2])
-    new = source.splitlines(True)
-    lines += ["\n"] * (len(new) - len(lines))
-    for i, line in enumerate(new):
-        if line.strip():
-            lines[i] = line
-    linecache.cache[filename] = (0, None, lines, filename)
+def device_jit(options):
+    return cuda.jit(device=True)
 
 
-def build(spec):
-    ns = {"__name__": spec["module"]}
-    for name, (kind, value) in spec["globals"].items():
-        if kind == "module":
-            ns[name] = MODULES.get(value) or importlib.import_module(value)
-        elif kind == "device":
-            ns[name] = cuda.jit(device=True)(build(value))
-        elif kind == "attr":
-            if value[0] == "util.intrinsics" and job["compiler"] != "numba-cuda":
-                raise NotImplementedError(f"uses util.intrinsics.{value[1]}, a numba-cuda @intrinsic (llvmlite IR), "
-                                          f"which {job['compiler']} cannot compile")
-            ns[name] = getattr(importlib.import_module(value[0]), value[1])
-        elif kind == "type":
-            ns[name] = typ(value)
-        else:
-            ns[name] = value
-    remember(spec["filename"], spec["source"])
-    exec(compile(spec["source"], spec["filename"], "exec"), ns)
-    return ns[spec["name"]]
+def attr(module, name):
+    if module == "util.intrinsics" and job["compiler"] != "numba-cuda":
+        raise NotImplementedError(f"uses util.intrinsics.{name}, a numba-cuda @intrinsic (llvmlite IR), "
+                                  f"which {job['compiler']} cannot compile")
+    return getattr(importlib.import_module(module), name)
 
+
+''' + _REBUILD + r'''
 
 m, n, k = job["size"]
 grid = tuple(job["grid"])

@@ -296,18 +296,10 @@ def _spec(fn: FunctionType, options: dict[str, Any], active: set[int]) -> dict[s
             "source": source, "options": options, "globals": shipped}
 
 
-_CHILD = r'''
-import importlib, json, linecache, pickle, sys, types
-from numba import cuda
-import numba.cuda.dispatcher
-
-job = pickle.load(sys.stdin.buffer)
-# numba compiles a called device function for the current GPU; there is none here: use the target's cc
-numba.cuda.dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=job["cc"])
-
-
+# Rebuilding a shipped function (see _spec) in a compiler child process; shared by util.mlir's child.
+_REBUILD = r'''
 def remember(filename, source):
-    """Put the function's lines into linecache so numba's error messages can quote them."""
+    """Put the function's lines into linecache so the compiler's error messages can quote them."""
     lines = list(linecache.cache.get(filename, (0, None, [], filename))[2])
     new = source.splitlines(True)
     lines += ["\n"] * (len(new) - len(lines))
@@ -318,20 +310,47 @@ def remember(filename, source):
 
 
 def build(spec):
+    """The function a _spec describes, rebuilt with this process's compiler. The child defines the hooks:
+    MODULES (module aliases), device_jit(options), attr(module, name) and typ(expr)."""
     ns = {"__name__": spec["module"]}
     for name, (kind, value) in spec["globals"].items():
         if kind == "module":
-            ns[name] = importlib.import_module(value)
+            ns[name] = MODULES.get(value) or importlib.import_module(value)
         elif kind == "device":
-            ns[name] = cuda.jit(**value["options"])(build(value))
+            ns[name] = device_jit(value["options"])(build(value))
         elif kind == "attr":
-            ns[name] = getattr(importlib.import_module(value[0]), value[1])
+            ns[name] = attr(*value)
+        elif kind == "type":
+            ns[name] = typ(value)
         else:
             ns[name] = value
     remember(spec["filename"], spec["source"])
     exec(compile(spec["source"], spec["filename"], "exec"), ns)
     return ns[spec["name"]]
+'''
 
+_CHILD = r'''
+import importlib, json, linecache, pickle, sys, types
+from numba import cuda
+import numba.cuda.dispatcher
+
+job = pickle.load(sys.stdin.buffer)
+# numba compiles a called device function for the current GPU; there is none here: use the target's cc
+numba.cuda.dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=job["cc"])
+
+
+MODULES = {}
+
+
+def device_jit(options):
+    return cuda.jit(**options)
+
+
+def attr(module, name):
+    return getattr(importlib.import_module(module), name)
+
+
+''' + _REBUILD + r'''
 
 try:
     if job.get("what") == "types":
