@@ -10,6 +10,8 @@ say it. Under numba's simulator they are plain Python arithmetic.
     i = add_nsw(i, n)      # i + n, with LLVM's "no signed wrap" flag (the caller promises no overflow)
     j = mul_nsw(i, n)      # i * n, likewise (numba would widen int32 * int32 to int64)
     a[nonneg(i)]           # index with i, promised >= 0: no negative-index check, sign-extended to 64 bits
+    at(a, i)               # a[i] for a C-contiguous 1-D array, i promised >= 0: one address add per load
+                           # (as a[nonneg(i)] here; under numba-cuda-mlir it also skips the stride multiply)
 
 2. A 16-byte global load (``LDG.E.128``, CUDA C's ``float4``): NVVM merges four scalar loads only when it can
    prove 16-byte alignment, which a numba array's pointer never carries.
@@ -22,11 +24,18 @@ say it. Under numba's simulator they are plain Python arithmetic.
     cp_async(smem, (s, r, q), arr, (gr, gq), 4)      # 4 bytes
     cp_async_commit()                                # close the group of copies started so far
     cp_async_wait(1)                                 # wait until at most 1 group is in flight (a constant)
+
+Under numba-cuda-mlir (``UTIL_COMPILER=numba-cuda-mlir``) the same source compiles for the no-wrap promise:
+``add_nsw``, ``mul_nsw``, ``nonneg`` and ``at`` are written there as MLIR (``arith.addi``/``arith.muli`` with
+``overflow<nsw>``, ``arith.extsi``; ``at`` loads through the array's data pointer, because numba-cuda-mlir 0.6
+lowers every array, C-contiguous or not, to a memref with a run-time offset and stride that each access adds and
+multiplies by).
+The others have no numba-cuda-mlir version yet; using one is a clear error.
 """
 
 from __future__ import annotations
 
-from .backend import SIMULATED
+from .backend import COMPILER, SIMULATED
 
 if SIMULATED:
 
@@ -43,6 +52,10 @@ if SIMULATED:
         if i < 0:
             raise IndexError(f"nonneg: index {i} is negative, which the caller promised it is not")
         return int(i)
+
+    def at(arr, i):
+        """arr[i] (the simulator checks the promise that i >= 0)."""
+        return arr[nonneg(i)]
 
     def ldg128(arr, r, q):
         """arr[r, q:q+4] as four values (the simulator loads them one by one)."""
@@ -62,6 +75,83 @@ if SIMULATED:
 
     def cp_async_wait(pending):
         """Nothing to wait for: the simulator's copies are synchronous."""
+
+elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir
+    from numba_cuda_mlir._mlir import ir as mlir_ir
+    from numba_cuda_mlir._mlir.dialects import arith, llvm
+    from numba_cuda_mlir._mlir.extras import types as T
+    from numba_cuda_mlir.extending import intrinsic, refresh_registries
+    from numba_cuda_mlir.lowering_utilities import (GEP_DYNAMIC_INDEX, constant, memref_data_pointer,
+                                                    memref_llvm_address_space, storage_to_value)
+    from numba_cuda_mlir.numba_cuda import types
+
+    def _same_signed(a, b) -> bool:
+        return isinstance(a, types.Integer) and a.signed and a == b
+
+    def _contiguous_1d(arr) -> bool:
+        return isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
+
+    def _operand(builder, var):
+        """The MLIR value of an argument (a module-level constant arrives as a Python number)."""
+        value = builder.load_var(var)
+        if isinstance(value, mlir_ir.Value):
+            return value
+        return constant(int(value), builder.get_mlir_type(builder.get_numba_type(var.name)))
+
+    def _nsw(op):
+        def codegen(builder, target, args, kwargs):
+            lhs, rhs = (_operand(builder, v) for v in args)
+            builder.store_var(target, op(lhs, rhs, overflow_flags="nsw"))
+
+        return codegen
+
+    @intrinsic
+    def add_nsw(typingctx, a, b):
+        """a + b for two signed ints of one type, ``arith.addi ... overflow<nsw>``."""
+        if not _same_signed(a, b):
+            return None
+        return a(a, b), _nsw(arith.addi)
+
+    @intrinsic
+    def mul_nsw(typingctx, a, b):
+        """a * b for two signed ints of one type, ``arith.muli ... overflow<nsw>``."""
+        if not _same_signed(a, b):
+            return None
+        return a(a, b), _nsw(arith.muli)
+
+    @intrinsic
+    def nonneg(typingctx, i):
+        """A signed int index the caller promises is >= 0, sign-extended to uint64 (no wraparound check)."""
+        if not (isinstance(i, types.Integer) and i.signed):
+            return None
+
+        def codegen(builder, target, args, kwargs):
+            value = _operand(builder, args[0])
+            builder.store_var(target, arith.extsi(T.i64(), value) if i.bitwidth < 64 else value)
+
+        return types.uint64(i), codegen
+
+    @intrinsic
+    def at(typingctx, arr, i):
+        """arr[i] as CUDA C's p[i]: one pointer (data + offset, loop-invariant) and a sign-extended index."""
+        if not (_contiguous_1d(arr) and isinstance(i, types.Integer) and i.signed):
+            return None
+
+        def codegen(builder, target, args, kwargs):
+            array = builder.load_var(args[0])
+            index = _operand(builder, args[1])
+            if i.bitwidth < 64:
+                index = arith.extsi(T.i64(), index)
+            ptr_type = llvm.PointerType.get(memref_llvm_address_space(array.type))
+            base = llvm.addrspacecast(ptr_type, memref_data_pointer(array))
+            element = array.type.element_type
+            ptr = llvm.getelementptr(ptr_type, base, [index], [GEP_DYNAMIC_INDEX], element,
+                                     llvm.GEPNoWrapFlags.inbounds)
+            builder.store_var(target, storage_to_value(arr.dtype, llvm.load(element, ptr)))
+
+        return arr.dtype(arr, i), codegen
+
+    refresh_registries()  # a kernel compiled before this import would otherwise leave these names untyped
 
 else:
     from llvmlite import ir
@@ -104,6 +194,22 @@ else:
             return builder.sext(args[0], ir.IntType(64)) if i.bitwidth < 64 else args[0]
 
         return types.uint64(i), codegen
+
+    @intrinsic
+    def at(typingctx, arr, i):
+        """arr[i] for a C-contiguous 1-D array and a signed index the caller promises is >= 0 (= arr[nonneg(i)])."""
+        if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and isinstance(i, types.Integer) and i.signed):
+            return None
+
+        def codegen(context, builder, sig, args):
+            aryty, ity = sig.args
+            ary = context.make_array(aryty)(context, builder, args[0])
+            idx = builder.sext(args[1], ir.IntType(64)) if ity.bitwidth < 64 else args[1]
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [idx])
+            return context.unpack_value(builder, aryty.dtype, ptr)
+
+        return arr.dtype(arr, i), codegen
 
     @intrinsic
     def ldg128(typingctx, arr, r, q):
