@@ -13,7 +13,7 @@ import util  # noqa: E402
 from util import cdiv, cuda  # noqa: E402
 from util.bench import Registry  # noqa: E402
 from util.cuda_c import CudaC  # noqa: E402
-from util.intrinsics import add_nsw, mul_nsw, nonneg  # noqa: E402
+from util.intrinsics import add_nsw, at, mul_nsw, nonneg  # noqa: E402
 from util.plots import runtime_bars, waterfall  # noqa: E402
 
 from numba import int32  # noqa: E402  # isort: skip
@@ -120,6 +120,38 @@ def test_intrinsics_in_the_simulator():
     assert add_nsw(2, 3) == 5 and mul_nsw(4, 5) == 20 and nonneg(7) == 7
     with pytest.raises(IndexError, match="promised it is not"):
         nonneg(-1)
+    arr = np.arange(5, dtype=np.float32)
+    assert at(arr, 3) == 3.0
+    with pytest.raises(IndexError, match="promised it is not"):
+        at(arr, -1)
+
+
+@cuda.jit
+def with_at(a, b, c, m, n, k):
+    """with_intrinsics with its loads written at(a, i) instead of a[nonneg(i)]."""
+    x = int32(cuda.blockIdx.x * BS + cuda.threadIdx.x // BS)
+    y = int32(cuda.blockIdx.y * BS + cuda.threadIdx.x % BS)
+    if x < m and y < n:
+        tmp = np.float32(0)
+        ia, ib, i = int32(x * k), y, int32(0)
+        while i < k:
+            tmp += at(a, add_nsw(ia, i)) * at(b, ib)
+            i = add_nsw(i, int32(1))
+            ib = add_nsw(ib, n)
+        c[x * n + y] = tmp
+
+
+def test_at_is_nonneg_indexing_in_sass():
+    """Under numba-cuda, at(a, i) compiles to exactly what a[nonneg(i)] does (its point is numba-cuda-mlir)."""
+    from numba import float32
+
+    from util.sass import analyze, cubin_from_ptx, numba_ptx
+
+    a1 = float32[::1]
+    sig = (a1, a1, a1, int32, int32, int32)
+    loops = [analyze(cubin_from_ptx(numba_ptx(kern, sig))).hot_loop for kern in (with_intrinsics, with_at)]
+    assert loops[0].ffma > 0 and [l.split(None, 1)[1] for l in loops[0].lines] == [
+        l.split(None, 1)[1] for l in loops[1].lines]
 
 
 def test_intrinsics_give_imad_wide_in_sass():

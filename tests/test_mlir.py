@@ -9,6 +9,7 @@ import pytest
 from numba import float32, int32, uint32
 
 from util import cdiv, cuda
+from util.intrinsics import add_nsw, at
 from util.mlir import mlir_unavailable, run_mlir
 
 
@@ -36,7 +37,22 @@ def off_by_one(a, b, c, m, n, k):
         c[x, y] = tmp
 
 
+def walk_at(a, b, c, m, n, k):
+    """util.intrinsics in a shipped kernel: the child imports them under its own compiler."""
+    x = int32(cuda.blockIdx.x * 8 + cuda.threadIdx.x // 8)
+    y = int32(cuda.blockIdx.y * 8 + cuda.threadIdx.x % 8)
+    if x < m and y < n:
+        tmp = np.float32(0)
+        ia, ib, end = x * k, y, x * k + k
+        while ia < end:
+            tmp += at(a, int32(ia)) * at(b, int32(ib))
+            ia = add_nsw(int32(ia), int32(1))
+            ib = add_nsw(int32(ib), n)
+        c[x * n + y] = tmp
+
+
 A2 = float32[:, ::1]
+A1 = float32[::1]
 SIG = (A2, A2, A2, int32, int32, int32)
 
 
@@ -49,8 +65,10 @@ def test_unavailable_says_why_without_a_gpu() -> None:
 @pytest.mark.skipif(not util.SIMULATED, reason="the numba-cuda child runs in the simulator on a CPU machine")
 def test_kernels_shipped_to_a_child_are_verified_and_timed() -> None:
     run = run_mlir({"walk": (walk, SIG, {"launch_bounds": (64, 2)}, False),
-                    "off by one": (off_by_one, SIG, {}, False)},
+                    "off by one": (off_by_one, SIG, {}, False),
+                    "walk at": (walk_at, (A1, A1, A1, int32, int32, int32), {}, True)},
                    {}, 64, lambda mn, nt: cdiv(mn, (8, 8)), 20, 12, 9, runs=1, compiler="numba-cuda")
     assert run.device == "simulator" and run.size == (20, 12, 9)
     assert run["walk"].correct and run["walk"].error is None and run["walk"].median > 0
     assert not run["off by one"].correct and "WRONG" in run["off by one"].check.upper()
+    assert run["walk at"].correct and run["walk at"].error is None
