@@ -37,6 +37,20 @@ from __future__ import annotations
 
 from .backend import COMPILER, SIMULATED
 
+
+# What the index intrinsics accept, the same under both compilers (``types``: that compiler's numba types module).
+def _signed(types, i) -> bool:
+    return isinstance(i, types.Integer) and i.signed
+
+
+def _same_signed(types, a, b) -> bool:
+    return _signed(types, a) and a == b
+
+
+def _at_args(types, arr, i) -> bool:
+    return isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C" and _signed(types, i)
+
+
 if SIMULATED:
 
     def add_nsw(a, b):
@@ -85,12 +99,6 @@ elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the op
                                                     memref_llvm_address_space, storage_to_value)
     from numba_cuda_mlir.numba_cuda import types
 
-    def _same_signed(a, b) -> bool:
-        return isinstance(a, types.Integer) and a.signed and a == b
-
-    def _contiguous_1d(arr) -> bool:
-        return isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
-
     def _operand(builder, var):
         """The MLIR value of an argument (a module-level constant arrives as a Python number)."""
         value = builder.load_var(var)
@@ -108,21 +116,21 @@ elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the op
     @intrinsic
     def add_nsw(typingctx, a, b):
         """a + b for two signed ints of one type, ``arith.addi ... overflow<nsw>``."""
-        if not _same_signed(a, b):
+        if not _same_signed(types, a, b):
             return None
         return a(a, b), _nsw(arith.addi)
 
     @intrinsic
     def mul_nsw(typingctx, a, b):
         """a * b for two signed ints of one type, ``arith.muli ... overflow<nsw>``."""
-        if not _same_signed(a, b):
+        if not _same_signed(types, a, b):
             return None
         return a(a, b), _nsw(arith.muli)
 
     @intrinsic
     def nonneg(typingctx, i):
         """A signed int index the caller promises is >= 0, sign-extended to uint64 (no wraparound check)."""
-        if not (isinstance(i, types.Integer) and i.signed):
+        if not _signed(types, i):
             return None
 
         def codegen(builder, target, args, kwargs):
@@ -134,7 +142,7 @@ elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the op
     @intrinsic
     def at(typingctx, arr, i):
         """arr[i] as CUDA C's p[i]: one pointer (data + offset, loop-invariant) and a sign-extended index."""
-        if not (_contiguous_1d(arr) and isinstance(i, types.Integer) and i.signed):
+        if not _at_args(types, arr, i):
             return None
 
         def codegen(builder, target, args, kwargs):
@@ -159,13 +167,10 @@ else:
     from numba.cuda import cgutils
     from numba.cuda.extending import intrinsic
 
-    def _same_signed(a, b) -> bool:
-        return isinstance(a, types.Integer) and a.signed and a == b
-
     @intrinsic
     def add_nsw(typingctx, a, b):
         """a + b for two signed ints of one type, flagged ``nsw``: the caller promises it does not overflow."""
-        if not _same_signed(a, b):
+        if not _same_signed(types, a, b):
             return None
 
         def codegen(context, builder, sig, args):
@@ -176,7 +181,7 @@ else:
     @intrinsic
     def mul_nsw(typingctx, a, b):
         """a * b for two signed ints of one type, flagged ``nsw``: the caller promises it does not overflow."""
-        if not _same_signed(a, b):
+        if not _same_signed(types, a, b):
             return None
 
         def codegen(context, builder, sig, args):
@@ -187,7 +192,7 @@ else:
     @intrinsic
     def nonneg(typingctx, i):
         """A signed int index the caller promises is >= 0, sign-extended to uint64 (no wraparound check)."""
-        if not (isinstance(i, types.Integer) and i.signed):
+        if not _signed(types, i):
             return None
 
         def codegen(context, builder, sig, args):
@@ -198,15 +203,12 @@ else:
     @intrinsic
     def at(typingctx, arr, i):
         """arr[i] for a C-contiguous 1-D array and a signed index the caller promises is >= 0 (= arr[nonneg(i)])."""
-        if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
-                and isinstance(i, types.Integer) and i.signed):
+        if not _at_args(types, arr, i):
             return None
 
         def codegen(context, builder, sig, args):
             aryty, ity = sig.args
-            ary = context.make_array(aryty)(context, builder, args[0])
-            idx = builder.sext(args[1], ir.IntType(64)) if ity.bitwidth < 64 else args[1]
-            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [idx])
+            ptr = _element_pointer(context, builder, aryty, args[0], ity, args[1])  # index sign-extended to intp
             return context.unpack_value(builder, aryty.dtype, ptr)
 
         return arr.dtype(arr, i), codegen
