@@ -13,7 +13,7 @@ import util  # noqa: E402
 from util import cdiv, cuda  # noqa: E402
 from util.bench import Registry  # noqa: E402
 from util.cuda_c import CudaC  # noqa: E402
-from util.intrinsics import add_nsw, at, mul_nsw, nonneg  # noqa: E402
+from util.intrinsics import add_nsw, at, ldg128_at, mul_nsw, nonneg  # noqa: E402
 from util.plots import runtime_bars, waterfall  # noqa: E402
 
 from numba import int32  # noqa: E402  # isort: skip
@@ -152,6 +152,50 @@ def test_at_is_nonneg_indexing_in_sass():
     loops = [analyze(cubin_from_ptx(numba_ptx(kern, sig))).hot_loop for kern in (with_intrinsics, with_at)]
     assert loops[0].ffma > 0 and [l.split(None, 1)[1] for l in loops[0].lines] == [
         l.split(None, 1)[1] for l in loops[1].lines]
+
+
+@cuda.jit
+def row_sums4(a, out):
+    """out[r] = sum of row r of a (columns a multiple of 4), 4 floats a load from a walking 32-bit offset."""
+    r = int32(cuda.grid(1))
+    if r < a.shape[0]:
+        i = int32(r * a.shape[1])
+        end = add_nsw(i, int32(a.shape[1]))
+        s = np.float32(0)
+        while i < end:
+            x0, x1, x2, x3 = ldg128_at(a, i)
+            s += (x0 + x1) + (x2 + x3)
+            i = add_nsw(i, int32(4))
+        out[r] = s
+
+
+def test_ldg128_at_in_the_simulator():
+    assert util.SIMULATED
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert ldg128_at(arr, 4) == (4.0, 5.0, 6.0, 7.0)
+    for bad in (-1, 9):
+        with pytest.raises(IndexError, match="are not all in an array of 12"):
+            ldg128_at(arr, bad)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 8)).astype(np.float32)
+    out = np.full(5, np.nan, dtype=np.float32)
+    d_out = cuda.to_device(out)
+    row_sums4[1, 32](cuda.to_device(a), d_out)
+    np.testing.assert_allclose(d_out.copy_to_host(), a.astype(np.float64).sum(axis=1), rtol=1e-5)
+
+
+def test_ldg128_at_is_one_16_byte_load_from_a_walking_pointer():
+    """The loop of row_sums4 loads with LDG.E.128 and advances one address: no scalar loads, no 64-bit multiply."""
+    from numba import float32
+
+    from util.sass import analyze, cubin_from_ptx, numba_ptx
+
+    loop = analyze(cubin_from_ptx(numba_ptx(row_sums4, (float32[:, ::1], float32[::1])))).hot_loop
+    ops = [text.split()[1] if text.startswith("@") else text.split()[0]
+           for text in (line.split(None, 1)[1] for line in loop.lines)]
+    assert "LDG.E.128" in ops and "LDG.E" not in ops, loop.lines
+    multiplies = [o for o in ops if o.startswith("IMAD") and not o.startswith("IMAD.MOV")]
+    assert not multiplies, loop.lines  # the offset walks: no index * stride in the loop
 
 
 def test_intrinsics_give_imad_wide_in_sass():

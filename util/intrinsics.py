@@ -17,6 +17,8 @@ say it. Under numba's simulator they are plain Python arithmetic.
    prove 16-byte alignment, which a numba array's pointer never carries.
 
     v0, v1, v2, v3 = ldg128(arr, r, q)   # arr[r, q:q+4]; the caller guarantees &arr[r, q] is 16-byte aligned
+    v0, v1, v2, v3 = ldg128_at(arr, i)   # the 4 floats at flat element i of a C-contiguous array (i >= 0, and
+                                         # aligned): C's *(float4*)(p + i), one address add per load when i walks
 
 3. Asynchronous global -> shared copies (``cp.async``, SASS ``LDGSTS``), as inline PTX:
 
@@ -74,6 +76,13 @@ if SIMULATED:
     def ldg128(arr, r, q):
         """arr[r, q:q+4] as four values (the simulator loads them one by one)."""
         return arr[r, q], arr[r, q + 1], arr[r, q + 2], arr[r, q + 3]
+
+    def ldg128_at(arr, i):
+        """arr.flat[i:i+4] as four values (the simulator checks i >= 0 and that the four are in the array)."""
+        flat = arr.reshape(-1)
+        if not 0 <= i <= flat.size - 4:
+            raise IndexError(f"ldg128_at: elements {i}..{i + 3} are not all in an array of {flat.size}")
+        return flat[i], flat[i + 1], flat[i + 2], flat[i + 3]
 
     def cp_async(dst, di, src, si, nbytes):
         """dst[di] = src[si], or 0 when nbytes == 0 (synchronous in the simulator)."""
@@ -227,6 +236,25 @@ else:
             ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx)
             vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer()), align=16)
             items = [builder.extract_element(vec, ir.Constant(ir.IntType(32), i)) for i in range(4)]
+            return context.make_tuple(builder, sig.return_type, items)
+
+        return sig, codegen
+
+    @intrinsic
+    def ldg128_at(typingctx, arr, i):
+        """The 4 floats at flat element i of a C-contiguous float32 array, ONE 16-byte load from the data pointer
+        plus the sign-extended i (``getelementptr inbounds``): i >= 0 and 16-byte alignment are the caller's promise."""
+        if not (isinstance(arr, types.Array) and arr.dtype == types.float32 and arr.layout == "C"
+                and _signed(types, i)):
+            return None
+        sig = types.UniTuple(types.float32, 4)(arr, i)
+
+        def codegen(context, builder, sig, args):
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            index = builder.sext(args[1], ir.IntType(64)) if i.bitwidth < 64 else args[1]
+            ptr = builder.gep(data, [index], inbounds=True)
+            vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer()), align=16)
+            items = [builder.extract_element(vec, ir.Constant(ir.IntType(32), x)) for x in range(4)]
             return context.make_tuple(builder, sig.return_type, items)
 
         return sig, codegen
