@@ -1,6 +1,7 @@
 """The variant registry, its table and plots, and util.intrinsics — in numba's simulator on a CPU."""
 
 import math
+import re
 
 import matplotlib
 
@@ -176,6 +177,8 @@ def test_ldg128_at_in_the_simulator():
     for bad in (-1, 9):
         with pytest.raises(IndexError, match="are not all in an array of 12"):
             ldg128_at(arr, bad)
+    with pytest.raises(ValueError, match="not 16-byte aligned"):
+        ldg128_at(arr, 2)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((5, 8)).astype(np.float32)
     out = np.full(5, np.nan, dtype=np.float32)
@@ -194,8 +197,10 @@ def test_ldg128_at_is_one_16_byte_load_from_a_walking_pointer():
     ops = [text.split()[1] if text.startswith("@") else text.split()[0]
            for text in (line.split(None, 1)[1] for line in loop.lines)]
     assert "LDG.E.128" in ops and "LDG.E" not in ops, loop.lines
-    multiplies = [o for o in ops if o.startswith("IMAD") and not o.startswith("IMAD.MOV")]
+    multiplies = [o for o in ops if o.split(".")[0] == "IMAD" and o.split(".")[1:2] in ([], ["WIDE"], ["HI"])]
     assert not multiplies, loop.lines  # the offset walks: no index * stride in the loop
+    # ...by 16 bytes a trip (4 float32 elements: i counts elements, not bytes)
+    assert any(re.search(r"\bIADD3\b.*, 0x10,", line) for line in loop.lines), loop.lines
 
 
 def test_intrinsics_give_imad_wide_in_sass():

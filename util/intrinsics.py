@@ -78,10 +78,13 @@ if SIMULATED:
         return arr[r, q], arr[r, q + 1], arr[r, q + 2], arr[r, q + 3]
 
     def ldg128_at(arr, i):
-        """arr.flat[i:i+4] as four values (the simulator checks i >= 0 and that the four are in the array)."""
+        """arr.flat[i:i+4] as four values (the simulator checks that the four are in the array, and i % 4 == 0)."""
         flat = arr.reshape(-1)
         if not 0 <= i <= flat.size - 4:
             raise IndexError(f"ldg128_at: elements {i}..{i + 3} are not all in an array of {flat.size}")
+        if i % 4:
+            raise ValueError(f"ldg128_at: element {i} is not 16-byte aligned (i must be a multiple of 4 floats); "
+                             "on a GPU this load would be misaligned")
         return flat[i], flat[i + 1], flat[i + 2], flat[i + 3]
 
     def cp_async(dst, di, src, si, nbytes):
