@@ -179,27 +179,25 @@ else:
     from numba.cuda import cgutils
     from numba.cuda.extending import intrinsic
 
+    def _nsw(op: str):
+        def codegen(context, builder, sig, args):
+            return getattr(builder, op)(args[0], args[1], flags=["nsw"])
+
+        return codegen
+
     @intrinsic
     def add_nsw(typingctx, a, b):
         """a + b for two signed ints of one type, flagged ``nsw``: the caller promises it does not overflow."""
         if not _same_signed(types, a, b):
             return None
-
-        def codegen(context, builder, sig, args):
-            return builder.add(args[0], args[1], flags=["nsw"])
-
-        return a(a, b), codegen
+        return a(a, b), _nsw("add")
 
     @intrinsic
     def mul_nsw(typingctx, a, b):
         """a * b for two signed ints of one type, flagged ``nsw``: the caller promises it does not overflow."""
         if not _same_signed(types, a, b):
             return None
-
-        def codegen(context, builder, sig, args):
-            return builder.mul(args[0], args[1], flags=["nsw"])
-
-        return a(a, b), codegen
+        return a(a, b), _nsw("mul")
 
     @intrinsic
     def nonneg(typingctx, i):
@@ -236,10 +234,7 @@ else:
             aryty = sig.args[0]
             ary = context.make_array(aryty)(context, builder, args[0])
             idx = [context.cast(builder, v, ty, types.intp) for v, ty in zip(args[1:], sig.args[1:])]
-            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx)
-            vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer()), align=16)
-            items = [builder.extract_element(vec, ir.Constant(ir.IntType(32), i)) for i in range(4)]
-            return context.make_tuple(builder, sig.return_type, items)
+            return _load_float4(context, builder, sig, cgutils.get_item_pointer(context, builder, aryty, ary, idx))
 
         return sig, codegen
 
@@ -255,12 +250,15 @@ else:
         def codegen(context, builder, sig, args):
             data = context.make_array(sig.args[0])(context, builder, args[0]).data
             index = builder.sext(args[1], ir.IntType(64)) if i.bitwidth < 64 else args[1]
-            ptr = builder.gep(data, [index], inbounds=True)
-            vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer()), align=16)
-            items = [builder.extract_element(vec, ir.Constant(ir.IntType(32), x)) for x in range(4)]
-            return context.make_tuple(builder, sig.return_type, items)
+            return _load_float4(context, builder, sig, builder.gep(data, [index], inbounds=True))
 
         return sig, codegen
+
+    def _load_float4(context, builder, sig, ptr):
+        """The 4 floats at ptr as ONE 16-byte load (``align 16``: the caller's promise), as sig's 4-tuple."""
+        vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer()), align=16)
+        items = [builder.extract_element(vec, ir.Constant(ir.IntType(32), x)) for x in range(4)]
+        return context.make_tuple(builder, sig.return_type, items)
 
     def _element_pointer(context, builder, aryty, ary, idxty, idx):
         """A pointer to ary[idx] (idx an integer or a tuple of integers)."""
