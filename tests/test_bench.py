@@ -146,7 +146,8 @@ def test_at_is_nonneg_indexing_in_sass():
     """Under numba-cuda, at(a, i) compiles to exactly what a[nonneg(i)] does (its point is numba-cuda-mlir)."""
     from numba import float32
 
-    from util.sass import analyze, cubin_from_ptx, numba_ptx
+    from util.compile import cubin_from_ptx, numba_ptx
+    from util.sass import analyze
 
     a1 = float32[::1]
     sig = (a1, a1, a1, int32, int32, int32)
@@ -191,7 +192,8 @@ def test_ldg128_at_is_one_16_byte_load_from_a_walking_pointer():
     """The loop of row_sums4 loads with LDG.E.128 and advances one address: no scalar loads, no 64-bit multiply."""
     from numba import float32
 
-    from util.sass import analyze, cubin_from_ptx, numba_ptx
+    from util.compile import cubin_from_ptx, numba_ptx
+    from util.sass import analyze
 
     loop = analyze(cubin_from_ptx(numba_ptx(row_sums4, (float32[:, ::1], float32[::1])))).hot_loop
     ops = [text.split()[1] if text.startswith("@") else text.split()[0]
@@ -206,7 +208,8 @@ def test_ldg128_at_is_one_16_byte_load_from_a_walking_pointer():
 def test_intrinsics_give_imad_wide_in_sass():
     from numba import float32
 
-    from util.sass import analyze, cubin_from_ptx, numba_ptx
+    from util.compile import cubin_from_ptx, numba_ptx
+    from util.sass import analyze
 
     a1 = float32[::1]
     loop = analyze(cubin_from_ptx(numba_ptx(with_intrinsics, (a1, a1, a1, int32, int32, int32)))).hot_loop

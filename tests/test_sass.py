@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 import util  # before numba: without a GPU, util switches numba to its simulator
-from util import cuda, sass
-from util.sass import (PtxCompileError, analyze, category, cubin_from_ptx, cuda_c_cubin, f64_ops, find_loops,
-                       hot_loop, max_blocks_per_sm, numba_ptx, parse_sass, ptx_op_counts, short_name, side_by_side)
+from util import compile as compile_, cuda, sass
+from util.compile import PtxCompileError, cubin_from_ptx, cuda_c_cubin, numba_ptx
+from util.occupancy import max_blocks_per_sm
+from util.ptx import f64_ops, ptx_op_counts
+from util.sass import analyze, category, find_loops, hot_loop, parse_sass, short_name, side_by_side
 from util.toolchain import ToolchainError, tool
 
 from numba import float32, int32  # isort: skip
@@ -121,14 +123,14 @@ def test_float64_accumulator_shows_in_ptx_and_sass():
 
 
 def test_numba_types_reports_the_accumulator_type():
-    t64 = sass.numba_types(coalesced_f64, SIG)
+    t64 = compile_.numba_types(coalesced_f64, SIG)
     assert "float64" in t64.types_of("tmp")
     assert any(line.endswith(":: float64") for line in t64.lines_about("tmp"))
-    t32 = sass.numba_types(coalesced, SIG)
+    t32 = compile_.numba_types(coalesced, SIG)
     assert t32.types_of("tmp") == ["float32"]
     assert "tmp" in t32.annotation
     with pytest.raises(TypeError, match="sig must be a tuple of numba types"):
-        sass.numba_types(coalesced, "float32")
+        compile_.numba_types(coalesced, "float32")
 
 
 def test_results_are_cached(monkeypatch):
@@ -137,7 +139,7 @@ def test_results_are_cached(monkeypatch):
     def no_subprocess(*args, **kwargs):
         raise AssertionError("compiled again")
 
-    monkeypatch.setattr(sass.subprocess, "run", no_subprocess)
+    monkeypatch.setattr(compile_.subprocess, "run", no_subprocess)
     assert numba_ptx(coalesced, SIG) == first
     assert ".maxnreg 40" in numba_ptx(coalesced, SIG, max_registers=40)  # a directive on the cached PTX
 
@@ -433,7 +435,7 @@ def test_simulator_jit_keeps_options_from_an_enclosing_function() -> None:
     from numba import float32, int64
 
     from util import cuda
-    from util.sass import numba_ptx
+    from util.compile import numba_ptx
 
     def make(lb):
         @cuda.jit(launch_bounds=lb)

@@ -3,7 +3,9 @@
 Everything else in the project, notebooks included, takes ``cuda`` from here. Choosing the compiler:
 ``UTIL_COMPILER=numba-cuda`` (default) or ``UTIL_COMPILER=numba-cuda-mlir``, set before ``util`` is
 imported. Without a CUDA driver, numba-cuda falls back to its simulator (``NUMBA_ENABLE_CUDASIM=1``),
-which must be decided before numba is first imported: import ``util`` before numba.
+which must be decided before numba is first imported: import ``util`` before numba. An explicit
+``NUMBA_ENABLE_CUDASIM=0`` keeps numba's real compiler without a driver (kernels compile, none can run): the
+compiler child of ``util.compile`` runs so.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ if COMPILER not in COMPILERS:
 HAS_DRIVER = _driver_present()
 
 if COMPILER == "numba-cuda":
-    if not HAS_DRIVER and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+    if not HAS_DRIVER and "NUMBA_ENABLE_CUDASIM" not in os.environ:
         if "numba" in sys.modules:
             warnings.warn(
                 "No CUDA driver found and numba was imported before util without NUMBA_ENABLE_CUDASIM=1: "

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .backend import SIMULATED, device_name
-from .timing import Launch, Result, default_sizes, numba_launch, problem, run_verified
+from .launch import Launch, numba_launch
+from .timing import Result, default_sizes, problem, run_verified
 from .verify import Problem
 
 

@@ -25,7 +25,7 @@ from cuda.core import __version__ as cuda_core_version
 from cuda.core import launch as core_launch
 
 from .backend import SIMULATED, cuda
-from .timing import Launch, check_grid, check_nblocks_fn, check_nthreads
+from .launch import Launch, check_grid, check_nblocks_fn, check_nthreads
 from .verify import Problem
 
 DEFAULT_ARCH = "sm_90"  # the H200 this project measures

@@ -3,7 +3,8 @@ its own, and bring back times and cubins.
 
 numba-cuda 0.30 needs NumPy < 2.5 and numba-cuda-mlir 0.6 runs with the GPU image's NumPy 2.5, so the two
 compilers never share a process. The kernels stay written once: ``run_mlir`` ships each kernel's Python source
-(as ``util.sass.numba_ptx`` does for the simulator) to a child started with ``UTIL_COMPILER=numba-cuda-mlir``,
+(with ``util.ship``, as ``util.compile.numba_ptx`` does for the simulator) to a child,
+``python -m util.child_mlir`` started with ``UTIL_COMPILER=numba-cuda-mlir``,
 where numba's types become numba-cuda-mlir's types of the same name. The child verifies and times them with
 ``util.bench.Registry`` (interleaved, CUDA events), with CUDA C twins in the same run as the common reference.
 
@@ -27,7 +28,7 @@ from typing import Any, Callable, Sequence
 from numba.core import types as nbtypes
 
 from .backend import HAS_DRIVER
-from .sass import _REBUILD, _spec
+from .ship import spec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -137,15 +138,14 @@ def run_mlir(kernels: dict[str, tuple[Callable, Sequence[nbtypes.Type], dict[str
     shipped, errors = {}, {}
     for name, (fn, sig, options, flat) in kernels.items():
         try:
-            spec = _type_names(_spec(fn, {}, set()))
-            shipped[name] = {"spec": spec, "sig": [_type_expr(t) for t in sig], "options": dict(options),
+            shipped[name] = {"spec": _type_names(spec(fn)), "sig": [_type_expr(t) for t in sig], "options": dict(options),
                              "flat": bool(flat)}
         except (TypeError, ValueError) as e:
             errors[name] = f"not shipped to numba-cuda-mlir: {e}"
     package = "numba-cuda-mlir" if compiler == "numba-cuda-mlir" else "numba-cuda"
     job = {"compiler": compiler, "package": package, "kernels": shipped, "twins": twins, "nthreads": nthreads, "grid": tuple(nblocks_fn((m, n), nthreads)),
            "size": (m, n, k), "runs": runs}
-    proc = subprocess.run([_python(), "-c", _CHILD], input=pickle.dumps(job), env=_child_env(compiler), cwd=REPO,
+    proc = subprocess.run([_python(), "-m", "util.child_mlir"], input=pickle.dumps(job), env=_child_env(compiler), cwd=REPO,
                           capture_output=True, timeout=timeout, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"the {compiler} child failed (exit {proc.returncode}):\n"
@@ -157,83 +157,3 @@ def run_mlir(kernels: dict[str, tuple[Callable, Sequence[nbtypes.Type], dict[str
         results[name] = MlirResult(name=name, cubin=cubin, **{k: v for k, v in r.items() if k != "cubin"})
     ordered = {name: results[name] for name in [*kernels, *twins] if name in results}
     return MlirRun(ordered, out["device"], out["versions"], (m, n, k), runs)
-
-
-_CHILD = r'''
-import base64, importlib, json, linecache, math, pickle, sys
-from importlib import metadata
-
-job = pickle.load(sys.stdin.buffer)
-import numpy as np
-import util
-from util import cuda
-from util.bench import Registry
-from util.cuda_c import CudaC
-
-assert util.backend.COMPILER == job["compiler"], (util.backend.COMPILER, job["compiler"])
-TYPES = {name: getattr(cuda, name) for name in ("float32", "float64", "int32", "int64", "uint32", "uint64",
-                                               "int8", "int16", "uint8", "uint16")}
-MODULES = {"numba.cuda": cuda, "numba": cuda}
-
-
-def typ(expr):
-    return eval(expr, {"__builtins__": {}}, TYPES)
-
-
-def device_jit(options):
-    return cuda.jit(device=True)
-
-
-def attr(module, name):
-    found = getattr(importlib.import_module(module), name, None)
-    if found is None and module == "util.intrinsics":
-        raise NotImplementedError(f"uses util.intrinsics.{name}, which has no {job['compiler']} version "
-                                  f"(numba-cuda only: an llvmlite @intrinsic)")
-    if found is None:
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    return found
-
-
-''' + _REBUILD + r'''
-
-m, n, k = job["size"]
-grid = tuple(job["grid"])
-reg, sigs, results = Registry(), {}, {}
-for name, kj in job["kernels"].items():
-    try:
-        sig = tuple(typ(t) for t in kj["sig"])
-        kernel = cuda.jit(sig, **kj["options"])(build(kj["spec"]))
-        reg.numba(name, kernel, job["nthreads"], lambda mn, nt: grid, flat=kj["flat"])
-        sigs[name] = (kernel, sig)
-    except Exception as e:
-        lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
-        why = " / ".join(lines[:1] + lines[-4:]) if len(lines) > 5 else " / ".join(lines)
-        results[name] = {"error": f"{type(e).__name__}: {why}"[:1500]}
-for name, (source, kname) in job["twins"].items():
-    reg.cuda_c(name, CudaC(source, kname), job["nthreads"], lambda mn, nt: grid)
-table = reg.run(m, n, k, runs=job["runs"], verbose=False)
-for r in table.results:
-    entry = {"error": None, "correct": bool(r.correct), "check": str(r.check),
-             "median": r.median if r.correct else math.nan, "spread": r.spread if r.correct else math.nan}
-    if r.name in sigs and not util.SIMULATED:
-        kernel, sig = sigs[r.name]
-        try:
-            meta = kernel.get_metadata()
-        except AttributeError:  # numba-cuda 0.30 has the call but no metadata on its kernels
-            meta = None
-        cubin = next(iter(meta.values()))["cubin"] if meta else None
-        entry["cubin"] = base64.b64encode(bytes(cubin)).decode() if cubin else None
-        try:
-            regs = kernel.get_regs_per_thread()
-            entry["registers"] = int(next(iter(regs.values())) if isinstance(regs, dict) else regs)
-        except Exception:
-            entry["registers"] = None
-    results[r.name] = entry
-versions = {}
-for p in (job["package"], "numpy", "cuda-core"):
-    try:
-        versions[p] = metadata.version(p)
-    except metadata.PackageNotFoundError:  # an unpacked wheel without its dist-info
-        versions[p] = "?"
-print(json.dumps({"results": results, "device": util.device_name(), "versions": versions}))
-'''

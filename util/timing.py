@@ -1,8 +1,12 @@
-"""Verified timing of SGEMM kernels: ``measure_runtime`` and ``cuda_mean_runtime``.
+"""Verified timing of SGEMM kernels: ``run_verified``, ``measure_runtime`` and ``cuda_mean_runtime``.
 
 Timers: ``"cupti"`` reads each kernel's device time from CUPTI through torch.profiler (what the
 original notebook did); ``"events"`` brackets each launch with CUDA events. Under numba's simulator
 there is no device clock: the times are simulator wall time and are labelled so everywhere.
+
+Before every timed launch the output is poisoned with NaN and, with ``flush=True`` (the default, as llm.c's
+and Triton's benchmark harnesses do), the L2 cache is flushed by writing a buffer of twice its size, so that
+every launch starts with its inputs in device memory, not in L2. Neither is inside the timed interval.
 """
 
 from __future__ import annotations
@@ -16,15 +20,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .backend import SIMULATED, cuda, device_name, is_kernel, kernel_name
-from .memory import is_device_array
+from .backend import SIMULATED, cuda, device_name, kernel_name
+from .launch import Launch, numba_launch
 from .verify import Check, Problem, check_sizes
 
 GPU_SIZE = 4092
 SIM_SIZE = 48  # the simulator runs 48^3 in about a second
 TIMERS = ("cupti", "events")
-
-Launch = Callable[[Problem], None]
+FLUSH_L2 = True  # flush L2 before every timed launch unless told otherwise (see docs/notes.md for the measurement)
+QUANTILES = (0.2, 0.8)  # shown beside the median
 
 
 @lru_cache(maxsize=2)
@@ -40,69 +44,6 @@ def default_sizes(m: int | None, n: int | None, k: int | None, *, quiet: bool = 
         print(f"[simulator] sizes not given shrink to {size} (the simulator is ~10^6x slower than a GPU); "
               "pass m, n, k to choose.")
     return (size if m is None else m, size if n is None else n, size if k is None else k)
-
-
-def check_nthreads(nthreads: Any) -> tuple[int, ...]:
-    """Validate a block shape: an int or a tuple of up to 3 ints, 1..1024 threads in all."""
-    dims = nthreads if isinstance(nthreads, tuple) else (nthreads,)
-    if not 1 <= len(dims) <= 3 or any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) for d in dims):
-        raise TypeError(f"nthreads must be an int or a tuple of up to 3 ints, got {nthreads!r}")
-    total = int(np.prod(dims))
-    if any(d < 1 for d in dims) or total > 1024:
-        raise ValueError(f"nthreads must give 1..1024 threads per block (a CUDA limit), got {nthreads!r}")
-    return tuple(int(d) for d in dims)
-
-
-def check_grid(grid: Any) -> tuple[int, ...]:
-    """Validate what nblocks_fn returned: a positive int or a tuple of up to 3 positive ints."""
-    dims = grid if isinstance(grid, tuple) else (grid,)
-    if (not 1 <= len(dims) <= 3
-            or any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1 for d in dims)):
-        raise ValueError(
-            f"nblocks_fn must return a grid: a positive int or a tuple of up to 3 positive ints "
-            f"(e.g. cdiv(outp_shape, (32, 32))), got {grid!r}")
-    return tuple(int(d) for d in dims)
-
-
-def check_nblocks_fn(nblocks_fn: Any) -> None:
-    """Validate nblocks_fn: a function (outp_shape, nthreads) -> grid."""
-    if not callable(nblocks_fn):
-        raise TypeError("nblocks_fn must be a function (outp_shape, nthreads) -> grid, "
-                        "e.g. lambda outp_shape, nthreads: cdiv(outp_shape, (32, 32))")
-
-
-def check_kernel_args(kernel_args: Any) -> tuple:
-    """Validate extra kernel arguments: a list or tuple of numbers or device arrays."""
-    if not isinstance(kernel_args, (list, tuple)):
-        raise TypeError(f"kernel_args must be a list or tuple of extra arguments (e.g. [32]), "
-                        f"got {type(kernel_args).__name__}")
-    for x in kernel_args:
-        if not (isinstance(x, (int, float, np.number)) or is_device_array(x)):
-            raise TypeError(f"kernel_args may hold numbers and device arrays only, got {x!r} "
-                            f"({type(x).__name__})")
-    return tuple(kernel_args)
-
-
-def numba_launch(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_args: Sequence = (),
-                 flat: bool = False) -> Launch:
-    """Check a numba kernel's launch settings and return ``launch(problem)``.
-
-    The kernel is called as ``kernel[nblocks_fn((m, n), nthreads), nthreads](a, b, c, m, n, k, *kernel_args)``.
-    """
-    if not is_kernel(kernel):
-        raise TypeError(f"{getattr(kernel, '__name__', kernel)!r} is not a CUDA kernel: decorate it with "
-                        "@cuda.jit (from util import cuda)")
-    block = check_nthreads(nthreads)
-    extra = check_kernel_args(kernel_args)
-    check_nblocks_fn(nblocks_fn)
-    nt = nthreads if isinstance(nthreads, tuple) else block[0]
-
-    def launch(p: Problem) -> None:
-        grid = check_grid(nblocks_fn((p.m, p.n), nt))
-        kernel[grid, block](*p.args(flat), *extra)
-
-    launch.__name__ = kernel_name(kernel)
-    return launch
 
 
 @dataclass
@@ -134,6 +75,12 @@ class Result:
         """(max - min) / median of the timed runs."""
         return (max(self.times) - min(self.times)) / self.median if self.times else float("nan")
 
+    def quantile(self, q: float) -> float:
+        """The q-quantile of the timed runs (linear interpolation; 0.5 is the median)."""
+        if not 0.0 <= q <= 1.0:
+            raise ValueError(f"q must be in [0, 1], got {q!r}")
+        return float(np.quantile(self.times, q)) if self.times else float("nan")
+
     @property
     def tflops(self) -> float:
         return 2.0 * self.m * self.n * self.k / self.median / 1e12
@@ -145,8 +92,9 @@ class Result:
     def summary(self) -> str:
         if not self.correct:
             return f"{self.name}: WRONG ({self.check}) — not timed"
-        return (f"{self.name}: median {_fmt(self.median)}, spread {_fmt(min(self.times))}–{_fmt(max(self.times))} "
-                f"({100 * self.spread:.1f}%) over {len(self.times)} runs, {self.clock} on {self.device}; "
+        lo, hi = (self.quantile(q) for q in QUANTILES)
+        return (f"{self.name}: median {_fmt(self.median)} (q{QUANTILES[0]:g}-q{QUANTILES[1]:g} {_fmt(lo)}–{_fmt(hi)}, "
+                f"min-max {100 * self.spread:.1f}%) over {len(self.times)} runs, {self.clock} on {self.device}; "
                 f"{self.check}")
 
     def __repr__(self) -> str:
@@ -160,6 +108,26 @@ def _fmt(seconds: float) -> str:
 
 
 # ---- timers -----------------------------------------------------------------------------------------
+
+class L2Flush:
+    """Evicts the GPU's L2 cache by writing a buffer of twice its size (a memset; no-op in the simulator)."""
+
+    def __init__(self) -> None:
+        self._buffer = None
+
+    def __call__(self) -> None:
+        if SIMULATED:
+            return
+        if self._buffer is None:
+            import torch
+
+            size = 2 * torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+            self._buffer = torch.empty(max(size, 1 << 20), dtype=torch.uint8, device="cuda")
+        self._buffer.zero_()
+
+
+_flush_l2 = L2Flush()
+
 
 def _time_events(p: Problem, launch: Launch) -> float:
     start, end = cuda.event(timing=True), cuda.event(timing=True)
@@ -178,14 +146,18 @@ def _time_wall(p: Problem, launch: Launch) -> float:
 
 
 def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: str = "events",
-                 cupti_names: dict[str, str] | None = None) -> dict[str, Result]:
+                 flush: bool | None = None, cupti_names: dict[str, str] | None = None) -> dict[str, Result]:
     """Warm up and check each launch, then time the correct ones ``runs`` times, interleaved.
 
-    Before every launch C is poisoned with NaN; after every launch every element is checked. A launch
-    that is ever wrong is reported WRONG with no time. With ``timer="cupti"``, ``cupti_names`` maps each
-    launch to the kernel name to look for in the profile (default: the launch's own name).
+    Before every launch C is poisoned with NaN (and, with ``flush``, default ``FLUSH_L2``, the L2 cache is
+    flushed); after every launch every element is checked. A launch that is ever wrong is reported WRONG with
+    no time. With ``timer="cupti"``, ``cupti_names`` maps each launch to the kernel name to look for in the
+    profile (default: the launch's own name).
     """
     check_sizes(runs=runs)
+    flush = FLUSH_L2 if flush is None else flush
+    if not isinstance(flush, bool):
+        raise TypeError(f"flush must be True or False, got {flush!r}")
     if timer not in TIMERS:
         raise ValueError(f"timer must be one of {TIMERS}, got {timer!r}")
     dev = device_name()
@@ -202,6 +174,8 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
         for _ in range(runs):
             for name in list(alive):
                 p.poison()
+                if flush:
+                    _flush_l2()
                 if clock is None:
                     launches[name](p)
                     cuda.synchronize()
@@ -239,7 +213,8 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
 
 def measure_runtime(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_args: Sequence = (), *,
                     m: int | None = None, n: int | None = None, k: int | None = None, runs: int = 3,
-                    flat: bool = False, timer: str = "cupti", seed: int = 0, verbose: bool = True) -> Result:
+                    flat: bool = False, timer: str = "cupti", flush: bool | None = None, seed: int = 0,
+                    verbose: bool = True) -> Result:
     """Verify ``kernel`` on random float32 inputs, then time ``runs`` launches on the device.
 
     ``kernel(a, b, c, m, n, k, *kernel_args)`` computes C = A @ B for a (m x k), b (k x n), c (m x n)
@@ -252,7 +227,7 @@ def measure_runtime(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_arg
     name = kernel_name(kernel)
     if verbose:
         print(f"Measuring runtime of kernel {name} for m,n,k = {m},{n},{k}, averaging over {runs} runs.")
-    res = run_verified(problem(m, n, k, seed), runs, {name: launch}, timer=timer)[name]
+    res = run_verified(problem(m, n, k, seed), runs, {name: launch}, timer=timer, flush=flush)[name]
     if verbose:
         if res.correct:
             print(_fmt(res.seconds) + (" (simulator wall time, NOT GPU time)" if res.simulated else ""))
