@@ -15,6 +15,9 @@ Conventions for notebook authors:
 
 * Device: print one line ``device: <name>``, i.e. ``print("device:", util.device_name())``. The index
   shows the first stdout line of that form (under the simulator ``util.device_name()`` is ``simulator``).
+* Headline: print one line ``headline: <the notebook's answer in one line>``, computed by the notebook (e.g.
+  ``headline: numba kernel 2 at 1.00x CUDA C``). The index shows the last stdout line of that form beside
+  the notebook's status, so that a shared report answers its question at a glance.
 * Sizes: set them in one cell tagged ``parameters`` (papermill's convention). Under the simulator that cell
   chooses small sizes itself from ``util.SIMULATED``; the executor sets no sizes. ``--param NAME=VALUE``
   always wins: a cell tagged ``injected-parameters`` assigning the values goes right after the
@@ -65,6 +68,7 @@ KERNEL = "python3"
 PARAMETERS_TAG = "parameters"
 INJECTED_TAG = "injected-parameters"
 DEVICE_LINE = re.compile(r"^device: (.+)$", re.MULTILINE)
+HEADLINE = re.compile(r"^headline: (.+)$", re.MULTILINE)
 SIMULATOR_BANNER = (
     "Executed in numba's CUDA simulator at small sizes: times are simulator wall time, not GPU time"
 )
@@ -117,6 +121,7 @@ class Outcome:
     device: str
     error: str | None
     html: Path | None
+    headline: str = ""
 
 
 def cuda_driver_present() -> bool:
@@ -190,15 +195,28 @@ def prepare(source: Path, params: dict[str, Any]) -> nbformat.NotebookNode:
     return nb
 
 
-def device_of(nb: nbformat.NotebookNode, simulated: bool) -> str:
-    """The device a notebook printed as ``device: <name>``; else what the executor knows."""
+def printed(nb: nbformat.NotebookNode, pattern: re.Pattern[str]) -> list[str]:
+    """Every stdout line of the notebook's outputs that matches ``pattern`` (its first group), in order."""
+    found = []
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and output.get("name") == "stdout":
-                found = DEVICE_LINE.search(output.get("text", ""))
-                if found:
-                    return found.group(1).strip()
+                found += [m.group(1).strip() for m in pattern.finditer(output.get("text", ""))]
+    return found
+
+
+def device_of(nb: nbformat.NotebookNode, simulated: bool) -> str:
+    """The device a notebook printed as ``device: <name>``; else what the executor knows."""
+    lines = printed(nb, DEVICE_LINE)
+    if lines:
+        return lines[0]
     return "simulator" if simulated else "unknown (no 'device: <name>' printed)"
+
+
+def headline_of(nb: nbformat.NotebookNode) -> str:
+    """The last ``headline: ...`` line the notebook printed, or "" when it printed none."""
+    lines = printed(nb, HEADLINE)
+    return lines[-1] if lines else ""
 
 
 def kernel_env(simulated: bool) -> dict[str, str]:
@@ -280,7 +298,7 @@ def execute_notebook(job: Job) -> Outcome:
         print(f"{prefix}: FAILED after {seconds:.1f}s: {error}", flush=True)
         if job.in_place:
             print(f"{prefix}: not written back over {job.source}: it failed", flush=True)
-    return Outcome(name, error is None, seconds, device_of(nb, job.simulated), error, html_path)
+    return Outcome(name, error is None, seconds, device_of(nb, job.simulated), error, html_path, headline_of(nb))
 
 
 def write_index(outcomes: list[Outcome], output_dir: Path, simulated: bool, seconds: float) -> Path:
@@ -294,8 +312,9 @@ def write_index(outcomes: list[Outcome], output_dir: Path, simulated: bool, seco
         )
         status = "ok" if outcome.ok else "FAILED"
         rows.append(
-            f'<tr class="{status.lower()}"><td>{link}</td><td>{status}</td><td>{outcome.seconds:.1f} s</td>'
-            f"<td>{html.escape(outcome.device)}</td><td>{html.escape(outcome.error or '')}</td></tr>"
+            f'<tr class="{status.lower()}"><td>{link}</td><td>{html.escape(outcome.headline)}</td><td>{status}</td>'
+            f"<td>{outcome.seconds:.1f} s</td><td>{html.escape(outcome.device)}</td>"
+            f"<td>{html.escape(outcome.error or '')}</td></tr>"
         )
     failed = sum(not outcome.ok for outcome in outcomes)
     banner = f'<div class="simulator-banner" style="{BANNER_STYLE}">{SIMULATOR_BANNER}</div>' if simulated else ""
@@ -308,7 +327,7 @@ def write_index(outcomes: list[Outcome], output_dir: Path, simulated: bool, seco
 body {{ font-family: sans-serif; margin: 2em; }}
 table {{ border-collapse: collapse; }}
 th, td {{ border: 1px solid #ccc; padding: .3em .8em; text-align: left; vertical-align: top; }}
-tr.failed td:nth-child(2) {{ color: #b00; font-weight: bold; }}
+tr.failed td:nth-child(3) {{ color: #b00; font-weight: bold; }}
 </style>
 </head>
 <body>
@@ -317,7 +336,7 @@ tr.failed td:nth-child(2) {{ color: #b00; font-weight: bold; }}
 <p>{len(outcomes)} notebooks, {failed} failed, {seconds:.1f} s wall time in all;
 run {datetime.now().isoformat(timespec="seconds")}.</p>
 <table>
-<tr><th>Notebook</th><th>Status</th><th>Duration</th><th>Device</th><th>Error</th></tr>
+<tr><th>Notebook</th><th>Headline</th><th>Status</th><th>Duration</th><th>Device</th><th>Error</th></tr>
 {chr(10).join(rows)}
 </table>
 </body>
@@ -412,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     for outcome in outcomes:
         status = "ok" if outcome.ok else "FAILED"
         detail = f"  {outcome.error}" if outcome.error else ""
-        print(f"  {status:<6} {outcome.seconds:7.1f}s  {outcome.name}{detail}")
+        headline = f"  {outcome.headline}" if outcome.headline else ""
+        print(f"  {status:<6} {outcome.seconds:7.1f}s  {outcome.name}{headline}{detail}")
     failed = sum(not outcome.ok for outcome in outcomes)
     print(f"total wall time {seconds:.1f}s; {failed} of {len(outcomes)} failed; index: {index}", flush=True)
     return 1 if failed else 0

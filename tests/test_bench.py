@@ -12,27 +12,17 @@ import pytest  # noqa: E402
 
 import util  # noqa: E402
 from util import cdiv, cuda  # noqa: E402
-from util.bench import Registry  # noqa: E402
+from util.bench import INTRINSICS, Registry, default_sig  # noqa: E402
 from util.cuda_c import CudaC  # noqa: E402
+from util.kernel2 import variant7  # noqa: E402
 from util.intrinsics import add_nsw, at, ldg128_at, mul_nsw, nonneg  # noqa: E402
-from util.plots import runtime_bars, waterfall  # noqa: E402
+from util.plots import runtime_bars, sweep_lines, tflops_bars, waterfall  # noqa: E402
 
-from numba import int32  # noqa: E402  # isort: skip
+from numba import int32, int64  # noqa: E402  # isort: skip
 
 BS = 16
 LAUNCH = dict(nthreads=BS * BS, nblocks_fn=lambda s, nt: cdiv(s, (BS, BS)))
 SIZES = (20, 18, 12)
-
-
-@cuda.jit
-def good(a, b, c, m, n, k):
-    x = cuda.blockIdx.x * BS + cuda.threadIdx.x // BS
-    y = cuda.blockIdx.y * BS + cuda.threadIdx.x % BS
-    if x < m and y < n:
-        tmp = np.float32(0)
-        for i in range(k):
-            tmp += a[x, i] * b[i, y]
-        c[x, y] = tmp
 
 
 @cuda.jit
@@ -69,7 +59,7 @@ TWIN = r'''extern "C" __global__ void twin(const float* a, const float* b, float
 @pytest.fixture(scope="module")
 def table():
     reg = Registry()
-    reg.numba("good", good, **LAUNCH, note="the reference kernel")
+    reg.numba("good", variant7, **LAUNCH, kernel_args=[BS], note="the reference kernel")
     reg.numba("off by one", off_by_one, **LAUNCH)
     reg.numba("intrinsics", with_intrinsics, **LAUNCH, flat=True)
     reg.cuda_c("CUDA C twin", CudaC(TWIN, "twin"), **LAUNCH)
@@ -109,9 +99,9 @@ def test_plots(table):
 
 def test_registry_rejects_duplicates_and_non_kernels():
     reg = Registry()
-    reg.numba("good", good, **LAUNCH)
+    reg.numba("good", variant7, **LAUNCH, kernel_args=[BS])
     with pytest.raises(ValueError, match="already registered"):
-        reg.numba("good", good, **LAUNCH)
+        reg.numba("good", variant7, **LAUNCH, kernel_args=[BS])
     with pytest.raises(TypeError, match="is not a CUDA kernel"):
         reg.numba("plain", lambda a, b, c, m, n, k: None, **LAUNCH)
 
@@ -214,3 +204,64 @@ def test_intrinsics_give_imad_wide_in_sass():
     a1 = float32[::1]
     loop = analyze(cubin_from_ptx(numba_ptx(with_intrinsics, (a1, a1, a1, int32, int32, int32)))).hot_loop
     assert sum("IMAD.WIDE" in line for line in loop.lines) >= loop.ffma  # one per B element, as in CUDA C
+
+
+# ---- what the Registry offers the notebooks: static analysis, extra shapes, sweeps, twins ----------------
+
+@pytest.fixture(scope="module")
+def family():
+    reg = Registry()
+    reg.numba("good", variant7, **LAUNCH, kernel_args=[BS], sig=default_sig(False) + (int64,), ffma=1)
+    reg.numba("off by one", off_by_one, **LAUNCH)
+    reg.numba("intrinsics", with_intrinsics, **LAUNCH, flat=True, tags={INTRINSICS},
+              sig=default_sig(True)[:3] + (int32,) * 3)
+    reg.cuda_c("CUDA C twin", CudaC(TWIN, "twin"), **LAUNCH, twin_of=["good", "intrinsics"])
+    return reg
+
+
+def test_registry_keeps_each_variants_metadata(family):
+    assert family["good"].twin == family["intrinsics"].twin == "CUDA C twin" and family["off by one"].twin is None
+    assert family.names("numba", tag=INTRINSICS) == ["intrinsics"]
+    assert family.names("cuda_c") == ["CUDA C twin"]
+    assert family["good"].threads == BS * BS and family["intrinsics"].sig[0].ndim == 1
+    with pytest.raises(ValueError, match="no numba variant of that name"):
+        family.cuda_c("orphan", CudaC(TWIN, "twin"), **LAUNCH, twin_of="missing")
+
+
+def test_sass_table_covers_numba_and_c(family):
+    table = family.sass_table()
+    rows = {row["kernel"]: row for row in table.rows()}
+    assert set(rows) == {"good", "off by one", "intrinsics", "CUDA C twin"}
+    assert rows["good"]["threads"] == BS * BS and rows["good"]["blocks/SM"] == family.blocks_per_sm("good") >= 1
+    assert family.report("good").hot_loop.ffma >= 1 and "global loads (kernel)" in rows["good"]
+
+
+def test_check_shapes_finds_the_wrong_kernel_only(family):
+    check = family.check_shapes([(17, 19, 5), (3, 1, 1)])
+    assert not check.ok and {name for name, _ in check.wrong} == {"off by one"}
+    assert check.skipped == {"CUDA C twin": "needs a GPU"}
+    assert "WRONG off by one at (17, 19, 5)" in str(check)
+
+
+def test_sweep_and_its_plot(family):
+    sweep = family.sweep([8, 16], only=["good", "intrinsics"], runs=1)
+    assert sweep.shapes == [(8, 8, 8), (16, 16, 16)] and sweep.names == ["good", "intrinsics"]
+    assert all(t > 0 for t in sweep.tflops("good")) and math.isnan(sweep.percent("good")[0])  # no cuBLAS
+    assert "| 16, 16, 16 |" in str(sweep)
+    ax = sweep_lines(sweep, peak=1e12)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["8", "16"] and "peak" in ax.get_legend_handles_labels()[1][-1]
+
+
+def test_tflops_bars_label_every_bar(table):
+    ax = tflops_bars(table)
+    labels = [t.get_text().strip() for t in ax.texts]
+    assert labels == [f"{table[n].tflops:.1f}" for n in ("good", "intrinsics")]  # each correct kernel, its value
+
+
+def test_twin_ratio_and_quantiles(table):
+    r = table["good"]
+    assert r.quantile(0.0) == min(r.times) and r.quantile(1.0) == max(r.times)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        r.quantile(2)
+    assert math.isnan(table.twin_ratio("good"))  # no twin registered in that table
+    assert table.best() in ("good", "intrinsics") and table.best(without=INTRINSICS) == "good"

@@ -10,26 +10,17 @@ from cuda.pathfinder import find_nvidia_binary_utility
 from util import SIMULATED, cdiv, cuda
 from util.bench import Registry
 from util.cuda_c import CudaC, CudaCCompileError
-from util.timing import numba_launch, run_verified
+from util.kernel2 import KERNEL2_C, variant7
+from util.launch import numba_launch
+from util.timing import run_verified
 from util.verify import Problem
 
 needs_gpu = pytest.mark.skipif(SIMULATED, reason="launching a CUDA C twin needs a GPU (no CUDA driver here)")
 
-COALESCE = r"""
-extern "C" __global__ void sgemm_coalesce(const float* a, const float* b, float* c, int m, int n, int k) {
-    const int x = blockIdx.x * 32 + threadIdx.x / 32;
-    const int y = blockIdx.y * 32 + threadIdx.x % 32;
-    if (x < m && y < n) {
-        float t = 0.0f;
-        for (int i = 0; i < k; ++i) t += a[x * k + i] * b[i * n + y];
-        c[x * n + y] = t;
-    }
-}
-"""
 
 # the same kernel, its block size an extra int parameter, staging each result through 64 KB of dynamic
 # shared memory (above the 48 KB a kernel gets without opting in)
-COALESCE_SHMEM = r"""
+KERNEL2_C_SHMEM = r"""
 extern "C" __global__ void sgemm_coalesce_shmem(const float* a, const float* b, float* c, int m, int n, int k,
                                                 int bs) {
     extern __shared__ float stage[];
@@ -50,20 +41,9 @@ def grid32(outp_shape, nthreads):
     return cdiv(outp_shape, (32, 32))
 
 
-@cuda.jit
-def coalesce(a, b, c, m, n, k):
-    x = cuda.blockIdx.x * 32 + cuda.threadIdx.x // 32
-    y = cuda.blockIdx.y * 32 + cuda.threadIdx.x % 32
-    if x < m and y < n:
-        t = np.float32(0)
-        for i in range(k):
-            t += a[x, i] * b[i, y]
-        c[x, y] = t
-
-
 @pytest.fixture(scope="module")
 def twin():
-    return CudaC(COALESCE, "sgemm_coalesce")
+    return CudaC(KERNEL2_C, "sgemm_coalesce")
 
 
 # ---- NVRTC, no GPU needed ---------------------------------------------------------------------------------
@@ -72,7 +52,7 @@ def test_compiles_to_a_cached_sm90_cubin(twin):
     cubin = twin.cubin("sm_90")
     assert cubin[:4] == b"\x7fELF"
     assert twin.cubin() is cubin  # sm_90 is the default, and compiled once
-    assert twin.name == twin.__name__ == "sgemm_coalesce" and twin.source == COALESCE
+    assert twin.name == twin.__name__ == "sgemm_coalesce" and twin.source == KERNEL2_C
 
 
 def test_cubin_holds_sm90_sass_for_the_kernel(twin, tmp_path):
@@ -87,7 +67,7 @@ def test_cubin_holds_sm90_sass_for_the_kernel(twin, tmp_path):
 
 
 def test_syntax_error_reports_nvrtc_log():
-    bad = CudaC(COALESCE.replace("float t = 0.0f;", "float t = 0.0f"), "sgemm_coalesce")
+    bad = CudaC(KERNEL2_C.replace("float tmp = 0.f;", "float tmp = 0.f"), "sgemm_coalesce")
     with pytest.raises(CudaCCompileError, match="could not compile sgemm_coalesce for sm_90 with NVRTC") as e:
         bad.cubin()
     assert 'error: expected a ";"' in str(e.value)
@@ -96,16 +76,16 @@ def test_syntax_error_reports_nvrtc_log():
 
 def test_mangled_kernel_is_reported():
     with pytest.raises(CudaCCompileError, match='declare it extern "C" __global__'):
-        CudaC(COALESCE.replace('extern "C" ', ""), "sgemm_coalesce").cubin()
+        CudaC(KERNEL2_C.replace('extern "C" ', ""), "sgemm_coalesce").cubin()
 
 
 def test_options_reach_nvrtc():
-    src = "#ifndef BS\n#error BS not defined\n#endif\n" + COALESCE.replace("32", "BS")
+    src = "#ifndef BS\n#error BS not defined\n#endif\n" + KERNEL2_C.replace("32", "BS")
     assert b".debug_line" in CudaC(src, "sgemm_coalesce", options=["-lineinfo", "-DBS=32"]).cubin()
     assert b".debug_line" not in CudaC(src, "sgemm_coalesce", options=["--define-macro=BS=32"]).cubin()
     with pytest.raises(CudaCCompileError, match="BS not defined"):
         CudaC(src, "sgemm_coalesce").cubin()
-    CudaC(COALESCE, "sgemm_coalesce", options=["-maxrregcount=32", "--use_fast_math", "-ftz=true"]).cubin()
+    CudaC(KERNEL2_C, "sgemm_coalesce", options=["-maxrregcount=32", "--use_fast_math", "-ftz=true"]).cubin()
 
 
 @pytest.mark.parametrize("kw, err, msg", [
@@ -116,12 +96,12 @@ def test_options_reach_nvrtc():
 ])
 def test_bad_settings_rejected(kw, err, msg):
     with pytest.raises(err, match=msg):
-        CudaC(COALESCE, "sgemm_coalesce", **kw)
+        CudaC(KERNEL2_C, "sgemm_coalesce", **kw)
 
 
 def test_bad_name_rejected():
     with pytest.raises(ValueError, match="the kernel's C identifier"):
-        CudaC(COALESCE, "sgemm coalesce")
+        CudaC(KERNEL2_C, "sgemm coalesce")
 
 
 # ---- launch settings: checked as numba launches check them -------------------------------------------------
@@ -129,7 +109,7 @@ def test_bad_name_rejected():
 @pytest.mark.parametrize("nthreads", [0, 2048, (32, 64), 1.5, (32, 32, 1, 1)])
 def test_bad_nthreads_same_message_as_numba(twin, nthreads):
     with pytest.raises((TypeError, ValueError)) as from_numba:
-        numba_launch(coalesce, nthreads, grid32)
+        numba_launch(variant7, nthreads, grid32, [32])
     with pytest.raises(type(from_numba.value)) as from_twin:
         twin.launch(nthreads, grid32)
     assert str(from_twin.value) == str(from_numba.value)
@@ -139,7 +119,7 @@ def test_bad_nthreads_same_message_as_numba(twin, nthreads):
 def test_bad_grid_same_message_as_numba(twin, bad_grid):
     p = Problem(8, 8, 8)
     with pytest.raises(ValueError) as from_numba:
-        numba_launch(coalesce, 1024, lambda shape, nt: bad_grid)(p)
+        numba_launch(variant7, 1024, lambda shape, nt: bad_grid, [32])(p)
     with pytest.raises(ValueError) as from_twin:
         twin.launch(1024, lambda shape, nt: bad_grid)(p)
     assert str(from_twin.value) == str(from_numba.value)
@@ -169,7 +149,7 @@ def test_simulator_refuses_to_launch(twin):
 @pytest.mark.skipif(not SIMULATED, reason="checks the simulator's skip; this machine has a GPU")
 def test_registry_skips_twin_in_simulator(twin):
     reg = Registry()
-    reg.numba("numba coalesce", coalesce, 1024, grid32)
+    reg.numba("numba coalesce", variant7, 1024, grid32, [32])
     reg.cuda_c("CUDA C coalesce", twin, 1024, grid32)
     table = reg.run(8, 8, 8, runs=1, verbose=False)
     assert "numba coalesce" in table and table["numba coalesce"].correct
@@ -181,7 +161,7 @@ def test_registry_skips_twin_in_simulator(twin):
 @needs_gpu
 def test_twin_verified_and_timed_beside_numba(twin):
     p = Problem(256, 192, 320)
-    res = run_verified(p, 3, {"numba": numba_launch(coalesce, 1024, grid32), "CUDA C": twin.launch(1024, grid32)})
+    res = run_verified(p, 3, {"numba": numba_launch(variant7, 1024, grid32, [32]), "CUDA C": twin.launch(1024, grid32)})
     for r in res.values():
         assert r.correct, r.check
         assert len(r.times) == 3 and all(t > 0 for t in r.times)
@@ -190,7 +170,7 @@ def test_twin_verified_and_timed_beside_numba(twin):
 
 @needs_gpu
 def test_twin_with_64kb_dynamic_shared_memory_and_extra_int():
-    twin = CudaC(COALESCE_SHMEM, "sgemm_coalesce_shmem")
+    twin = CudaC(KERNEL2_C_SHMEM, "sgemm_coalesce_shmem")
     res = run_verified(Problem(100, 70, 50), 2, {"shmem": twin.launch(1024, grid32, shmem=SHMEM, extra=[32])})
     assert res["shmem"].correct, res["shmem"].check
 
@@ -200,7 +180,7 @@ def test_signature_mismatch_is_caught(twin):
     p = Problem(64, 64, 64)
     with pytest.raises(TypeError, match="make the C signature match"):
         twin.launch(1024, grid32, extra=[32])(p)
-    long_m = CudaC(COALESCE.replace("int m,", "long m,"), "sgemm_coalesce")
+    long_m = CudaC(KERNEL2_C.replace("int M,", "long M,"), "sgemm_coalesce")
     with pytest.raises(TypeError, match=r"sizes \[8, 8, 8, 8, 4, 4\]"):
         long_m.launch(1024, grid32)(p)
 

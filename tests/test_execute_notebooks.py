@@ -64,11 +64,12 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> dict:
         nb_dir / "a_ok.ipynb",
         new_markdown_cell("# passes"),
         new_code_cell(
-            "import os\nprint('device: Test GPU 9000')\nprint('cwd:', os.getcwd())\n"
+            "import os\nprint('device: Test GPU 9000')\nprint('headline: draft')\nprint('cwd:', os.getcwd())\n"
             "print('cudasim:', os.environ.get('NUMBA_ENABLE_CUDASIM'))\n"
             "from ipykernel.kernelapp import IPKernelApp\nprint('transport:', IPKernelApp.instance().transport)"
         ),
         new_code_cell(f"import base64\nfrom IPython.display import Image\nImage(data=base64.b64decode('{PNG_1X1}'))"),
+        new_code_cell("print('headline: a_ok computed 42 < 43')"),
     )
     _write(nb_dir / "b_bad.ipynb", new_code_cell("a = 1"), new_code_cell("1 / 0"), new_code_cell("print('after')"))
     _write(nb_dir / "c_ok.ipynb", new_code_cell("print('c ran')"))
@@ -101,8 +102,8 @@ def test_failing_notebook_does_not_stop_the_others(suite: dict) -> None:
 
 def test_progress_and_timings_are_printed(suite: dict) -> None:
     stdout = suite["proc"].stdout
-    assert re.search(r"^\[1/3\] a_ok: cell 1/2, \d+\.\ds elapsed$", stdout, re.MULTILINE)
-    assert re.search(r"^\[1/3\] a_ok: cell 2/2, \d+\.\ds elapsed$", stdout, re.MULTILINE)
+    assert re.search(r"^\[1/3\] a_ok: cell 1/3, \d+\.\ds elapsed$", stdout, re.MULTILINE)
+    assert re.search(r"^\[1/3\] a_ok: cell 3/3, \d+\.\ds elapsed$", stdout, re.MULTILINE)
     assert re.search(r"^\[2/3\] b_bad: cell 2/3, ", stdout, re.MULTILINE)
     assert not re.search(r"b_bad: cell 3/3", stdout)
     assert re.search(r"^  ok +\d+\.\ds  c_ok$", stdout, re.MULTILINE)
@@ -116,6 +117,12 @@ def test_kernel_runs_in_the_notebook_folder_under_the_simulator(suite: dict) -> 
     assert "transport: ipc\n" in text  # Unix sockets: no TCP port race between kernels started together
     assert "<td>Test GPU 9000</td>" in _row(suite["index"], "a_ok")  # from its 'device: ...' line
     assert "<td>simulator</td>" in _row(suite["index"], "c_ok")  # printed none: the executor's mode
+
+
+def test_index_shows_each_notebooks_last_headline(suite: dict) -> None:
+    assert "<td>a_ok computed 42 &lt; 43</td>" in _row(suite["index"], "a_ok")  # the last one, escaped
+    assert "draft" not in _row(suite["index"], "a_ok")
+    assert re.search(r"^  ok +\d+\.\ds  a_ok  a_ok computed 42 < 43$", suite["proc"].stdout, re.MULTILINE)
 
 
 def test_reports_carry_the_simulator_banner_and_work_offline(suite: dict) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 import util
 from util import cdiv, cuda, cuda_mean_runtime, measure_runtime, to_d, to_h
+from util.kernel2 import original, variant7, variant8
 from util.timing import matches
 
 BS = 16  # 256 threads a block keeps the simulator quick
@@ -24,41 +25,7 @@ def run(kernel, flat=False, sizes=SIZES, **kw):
                            **sizes, **kw)
 
 
-# ---- correct kernels (the original notebook's first and last forms) -----------------------------------
-
-@cuda.jit
-def original(a, b, c, m, n, k, bs):
-    x = cuda.blockIdx.x * bs + cuda.threadIdx.x // bs
-    y = cuda.blockIdx.y * bs + cuda.threadIdx.x % bs
-    if x >= m or y >= n:
-        return
-    tmp = 0
-    for i in range(k):
-        tmp += a[x, i] * b[i, y]
-    c[x, y] = tmp
-
-
-@cuda.jit
-def variant7(a, b, c, m, n, k, bs):
-    x = cuda.blockIdx.x * bs + cuda.threadIdx.x // bs
-    y = cuda.blockIdx.y * bs + cuda.threadIdx.x % bs
-    if x < m and y < n:
-        tmp = np.float32(0)
-        for i in range(k):
-            tmp += a[x, i] * b[i, y]
-        c[x, y] = tmp
-
-
-@cuda.jit
-def variant8(a, b, c, m, n, k, bs):
-    x = cuda.blockIdx.x * bs + cuda.threadIdx.x // bs
-    y = cuda.blockIdx.y * bs + cuda.threadIdx.x % bs
-    if x < m and y < n:
-        tmp = np.float32(0)
-        for i in range(k):
-            tmp += a[x * k + i] * b[i * n + y]
-        c[x * n + y] = tmp
-
+# ---- correct kernels: the original notebook's first and last forms (util.kernel2) ------------------
 
 @pytest.mark.parametrize("kernel,flat", [(original, False), (variant7, False), (variant8, True)])
 def test_correct_kernels_pass(kernel, flat, capsys):

@@ -10,6 +10,7 @@ from numba import float32, int32, uint32
 
 from util import cdiv, cuda
 from util.intrinsics import add_nsw, at
+from util.bench import Registry
 from util.mlir import mlir_unavailable, run_mlir
 
 
@@ -64,10 +65,11 @@ def test_unavailable_says_why_without_a_gpu() -> None:
 
 @pytest.mark.skipif(not util.SIMULATED, reason="the numba-cuda child runs in the simulator on a CPU machine")
 def test_kernels_shipped_to_a_child_are_verified_and_timed() -> None:
-    run = run_mlir({"walk": (walk, SIG, {"launch_bounds": (64, 2)}, False),
-                    "off by one": (off_by_one, SIG, {}, False),
-                    "walk at": (walk_at, (A1, A1, A1, int32, int32, int32), {}, True)},
-                   {}, 64, lambda mn, nt: cdiv(mn, (8, 8)), 20, 12, 9, runs=1, compiler="numba-cuda")
+    reg, launch = Registry(), dict(nthreads=64, nblocks_fn=lambda mn, nt: cdiv(mn, (8, 8)))
+    reg.numba("walk", cuda.jit(walk), **launch, sig=SIG, jit_options={"launch_bounds": (64, 2)})
+    reg.numba("off by one", cuda.jit(off_by_one), **launch, sig=SIG)
+    reg.numba("walk at", cuda.jit(walk_at), **launch, sig=(A1, A1, A1, int32, int32, int32), flat=True)
+    run = run_mlir(list(reg), **launch, m=20, n=12, k=9, runs=1, compiler="numba-cuda")
     assert run.device == "simulator" and run.size == (20, 12, 9)
     assert run["walk"].correct and run["walk"].error is None and run["walk"].median > 0
     assert not run["off by one"].correct and "WRONG" in run["off by one"].check.upper()

@@ -12,23 +12,14 @@ from util.compile import PtxCompileError, cubin_from_ptx, cuda_c_cubin, numba_pt
 from util.occupancy import max_blocks_per_sm
 from util.ptx import f64_ops, ptx_op_counts
 from util.sass import analyze, category, find_loops, hot_loop, parse_sass, short_name, side_by_side
+from util.kernel2 import KERNEL2_C, variant7
 from util.toolchain import ToolchainError, tool
 
 from numba import float32, int32  # isort: skip
 
 SIG = (float32[:, ::1], float32[:, ::1], float32[:, ::1], int32, int32, int32)
+SIG7 = SIG + (int32,)  # util.kernel2's variants take the block side bs too
 TM = 8  # the register-tiled kernel's thread tile is TM x TM
-
-
-@cuda.jit
-def coalesced(a, b, c, m, n, k):
-    x = cuda.blockIdx.x * 32 + cuda.threadIdx.x // 32
-    y = cuda.blockIdx.y * 32 + cuda.threadIdx.x % 32
-    if x < m and y < n:
-        tmp = np.float32(0)
-        for i in range(k):
-            tmp += a[x, i] * b[i, y]
-        c[x, y] = tmp
 
 
 def coalesced_f64(a, b, c, m, n, k):  # a plain function: numba_ptx takes those too
@@ -58,24 +49,13 @@ def tiled(a, b, c, m, n, k):
             c[row + i, col + j] = acc[i, j]
 
 
-CUDA_C = r"""
-extern "C" __global__ void sgemm_coalesce(const float* A, const float* B, float* C, int M, int N, int K) {
-    const int x = blockIdx.x * 32 + threadIdx.x / 32;
-    const int y = blockIdx.y * 32 + threadIdx.x % 32;
-    if (x < M && y < N) {
-        float tmp = 0.f;
-        for (int i = 0; i < K; ++i) tmp += A[x * K + i] * B[i * N + y];
-        C[x * N + y] = tmp;
-    }
-}
-"""
 
 
 @pytest.fixture(scope="module")
 def reports():
     assert util.SIMULATED, "these tests exercise the subprocess path numba_ptx takes under the simulator"
-    numba = analyze(cubin_from_ptx(numba_ptx(coalesced, SIG)))
-    twin = analyze(cuda_c_cubin(CUDA_C, "sgemm_coalesce"), "sgemm_coalesce")
+    numba = analyze(cubin_from_ptx(numba_ptx(variant7, SIG7)))
+    twin = analyze(cuda_c_cubin(KERNEL2_C, "sgemm_coalesce"), "sgemm_coalesce")
     return {"numba": numba, "CUDA C": twin}
 
 
@@ -83,7 +63,7 @@ def reports():
 
 def test_numba_and_cuda_c_twin_compile_and_compare(reports):
     numba, twin = reports["numba"], reports["CUDA C"]
-    assert numba.name == "coalesced" and numba.symbol.startswith("_ZN") and twin.name == "sgemm_coalesce"
+    assert numba.name == "variant7" and numba.symbol.startswith("_ZN") and twin.name == "sgemm_coalesce"
     assert numba.arch == twin.arch == "sm_90"
     assert numba.registers > 0 and twin.registers > 0
     assert numba.hot_loop is not None and twin.hot_loop is not None
@@ -117,7 +97,7 @@ def test_side_by_side_table(reports):
 def test_float64_accumulator_shows_in_ptx_and_sass():
     ptx64 = numba_ptx(coalesced_f64, SIG)
     assert {"add.f64", "fma.rn.f64", "cvt.f64.f32"} & set(f64_ops(ptx64))
-    assert not f64_ops(numba_ptx(coalesced, SIG))
+    assert not f64_ops(numba_ptx(variant7, SIG7))
     loop = analyze(cubin_from_ptx(ptx64)).hot_loop
     assert loop.count("f64") > 0 and loop.count("conversion") > 0  # DADD and F2F.F64.F32 in the loop
 
@@ -126,22 +106,22 @@ def test_numba_types_reports_the_accumulator_type():
     t64 = compile_.numba_types(coalesced_f64, SIG)
     assert "float64" in t64.types_of("tmp")
     assert any(line.endswith(":: float64") for line in t64.lines_about("tmp"))
-    t32 = compile_.numba_types(coalesced, SIG)
+    t32 = compile_.numba_types(variant7, SIG7)
     assert t32.types_of("tmp") == ["float32"]
     assert "tmp" in t32.annotation
     with pytest.raises(TypeError, match="sig must be a tuple of numba types"):
-        compile_.numba_types(coalesced, "float32")
+        compile_.numba_types(variant7, "float32")
 
 
 def test_results_are_cached(monkeypatch):
-    first = numba_ptx(coalesced, SIG)
+    first = numba_ptx(variant7, SIG7)
 
     def no_subprocess(*args, **kwargs):
         raise AssertionError("compiled again")
 
     monkeypatch.setattr(compile_.subprocess, "run", no_subprocess)
-    assert numba_ptx(coalesced, SIG) == first
-    assert ".maxnreg 40" in numba_ptx(coalesced, SIG, max_registers=40)  # a directive on the cached PTX
+    assert numba_ptx(variant7, SIG7) == first
+    assert ".maxnreg 40" in numba_ptx(variant7, SIG7, max_registers=40)  # a directive on the cached PTX
 
 
 def test_launch_bounds_and_max_registers_cap_registers():
@@ -223,13 +203,13 @@ def test_bad_input_to_numba_ptx():
     with pytest.raises(TypeError, match="@cuda.jit kernel or a Python function"):
         numba_ptx(42, SIG)
     with pytest.raises(TypeError, match="tuple of numba types"):
-        numba_ptx(coalesced, (float32, "int32"))
-    with pytest.raises(TypeError, match="takes 6 arguments but sig has 2"):
-        numba_ptx(coalesced, (float32, int32))
+        numba_ptx(variant7, (float32, "int32"))
+    with pytest.raises(TypeError, match="takes 7 arguments but sig has 2"):
+        numba_ptx(variant7, (float32, int32))
     with pytest.raises(TypeError, match="unknown jit option"):
-        numba_ptx(coalesced, SIG, max_regs=32)
+        numba_ptx(variant7, SIG7, max_regs=32)
     with pytest.raises(ValueError, match="max_registers"):
-        numba_ptx(coalesced, SIG, max_registers=0)
+        numba_ptx(variant7, SIG7, max_registers=0)
 
     def uses_dict(a):
         a[0] = CONFIG["tile"]
@@ -247,9 +227,9 @@ def test_bad_input_to_numba_ptx():
         numba_ptx(uses_helper, (float32[::1],))
 
     def calls_kernel(a):
-        coalesced(a, a, a, 1, 1, 1)
+        variant7(a, a, a, 1, 1, 1, 1)
 
-    with pytest.raises(TypeError, match="calls the kernel coalesced.*device=True"):
+    with pytest.raises(TypeError, match="calls the kernel variant7.*device=True"):
         numba_ptx(calls_kernel, (float32[::1],))
 
     @cuda.jit(device=True)
@@ -281,9 +261,9 @@ def test_bad_input_to_the_cubin_tools():
     with pytest.raises(TypeError, match="PTX text"):
         cubin_from_ptx(two)
     with pytest.raises(ValueError, match="unsupported NVRTC option '-fast'"):
-        cuda_c_cubin(CUDA_C, "sgemm_coalesce", options=["-fast"])
+        cuda_c_cubin(KERNEL2_C, "sgemm_coalesce", options=["-fast"])
     with pytest.raises(TypeError, match="kernel name"):
-        cuda_c_cubin(CUDA_C, [])
+        cuda_c_cubin(KERNEL2_C, [])
 
 
 def test_template_kernel_by_name_expression():

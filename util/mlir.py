@@ -28,7 +28,8 @@ from typing import Any, Callable, Sequence
 from numba.core import types as nbtypes
 
 from .backend import HAS_DRIVER
-from .ship import spec
+from .bench import Variant
+from .ship import py_func, spec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -118,13 +119,13 @@ def _type_expr(t: nbtypes.Type) -> str:
     raise ValueError(f"cannot ship numba type {t} to numba-cuda-mlir (scalars and arrays only)")
 
 
-def run_mlir(kernels: dict[str, tuple[Callable, Sequence[nbtypes.Type], dict[str, Any], bool]],
-             twins: dict[str, tuple[str, str]], nthreads: int,
+def run_mlir(variants: Sequence[Variant], nthreads: int,
              nblocks_fn: Callable[[tuple[int, int], int], tuple[int, ...]], m: int, n: int, k: int, *,
              runs: int = 10, timeout: float = 900, compiler: str = "numba-cuda-mlir") -> MlirRun:
-    """Compile ``kernels`` (name -> (python function, signature, jit options, flat)) with numba-cuda-mlir in
-    a child process, verify each against a float64 reference and time them, interleaved with the CUDA C
-    ``twins`` (name -> (source, kernel name)), on one random problem of m x k times k x n.
+    """Compile the numba ``variants`` (a Registry's: each one's Python function, signature, jit options and
+    layout) with numba-cuda-mlir in a child process, verify each against a float64 reference and time them,
+    interleaved with the CUDA C variants among them, on one random problem of m x k times k x n, every one
+    launched with ``nthreads`` and ``nblocks_fn``.
 
     A kernel that does not compile (numba-cuda-mlir lacks a feature it uses, e.g. a ``util.intrinsics`` name
     written only as a numba-cuda llvmlite ``@intrinsic``) comes back with its ``error`` and no time. Raises
@@ -135,13 +136,18 @@ def run_mlir(kernels: dict[str, tuple[Callable, Sequence[nbtypes.Type], dict[str
         why = mlir_unavailable()
         if why:
             raise RuntimeError(why)
-    shipped, errors = {}, {}
-    for name, (fn, sig, options, flat) in kernels.items():
-        try:
-            shipped[name] = {"spec": _type_names(spec(fn)), "sig": [_type_expr(t) for t in sig], "options": dict(options),
-                             "flat": bool(flat)}
-        except (TypeError, ValueError) as e:
-            errors[name] = f"not shipped to numba-cuda-mlir: {e}"
+    shipped, errors, twins = {}, {}, {}
+    for v in variants:
+        if v.kind == "cuda_c":
+            twins[v.name] = (v.kernel.source, v.kernel.name)
+        elif v.kind != "numba":
+            raise ValueError(f"{v.name} is {v.kind}: run_mlir takes numba variants and CUDA C twins")
+        else:
+            try:
+                shipped[v.name] = {"spec": _type_names(spec(py_func(v.kernel))), "sig": [_type_expr(t) for t in v.sig],
+                                   "options": dict(v.jit_options), "flat": v.flat}
+            except (TypeError, ValueError) as e:
+                errors[v.name] = f"not shipped to numba-cuda-mlir: {e}"
     package = "numba-cuda-mlir" if compiler == "numba-cuda-mlir" else "numba-cuda"
     job = {"compiler": compiler, "package": package, "kernels": shipped, "twins": twins, "nthreads": nthreads, "grid": tuple(nblocks_fn((m, n), nthreads)),
            "size": (m, n, k), "runs": runs}
@@ -155,5 +161,5 @@ def run_mlir(kernels: dict[str, tuple[Callable, Sequence[nbtypes.Type], dict[str
     for name, r in out["results"].items():
         cubin = base64.b64decode(r.pop("cubin")) if r.get("cubin") else None
         results[name] = MlirResult(name=name, cubin=cubin, **{k: v for k, v in r.items() if k != "cubin"})
-    ordered = {name: results[name] for name in [*kernels, *twins] if name in results}
+    ordered = {v.name: results[v.name] for v in variants if v.name in results}
     return MlirRun(ordered, out["device"], out["versions"], (m, n, k), runs)

@@ -334,15 +334,26 @@ def _widths(loop: HotLoop, kind: str) -> str:
     return f"{total} ({', '.join(wide)})" if wide else str(total)
 
 
+def global_loads(report: KernelReport) -> str:
+    """Every global load instruction of the kernel (a static count, edge paths included) by width, e.g.
+    ``"8×32 2×128"``; ``cp.async`` copies as ``"30×LDGSTS"``."""
+    cats = Counter(category(i.opcode) for i in report.instructions)
+    widths = [f"{n}×{c.split('.')[1]}" for c, n in sorted(cats.items()) if c.startswith("LDG.")]
+    copies = sum(i.opcode.startswith("LDGSTS") for i in report.instructions)
+    return " ".join(widths + ([f"{copies}×LDGSTS"] if copies else [])) or "0"
+
+
 @dataclass(repr=False)
 class SassTable:
     """Kernels' static SASS numbers, one row each; prints as markdown, shows as HTML in a notebook."""
 
     reports: dict[str, KernelReport]
+    extra: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> more columns after the name
 
     def rows(self) -> list[dict[str, Any]]:
-        return [{"kernel": label, "registers": r.registers, "spills": r.spills,
-                 **_loop_cells(r.hot_loop)} for label, r in self.reports.items()]
+        return [{"kernel": label, **self.extra.get(label, {}), "registers": r.registers, "spills": r.spills,
+                 **_loop_cells(r.hot_loop), "global loads (kernel)": global_loads(r)}
+                for label, r in self.reports.items()]
 
     def caption(self) -> str:
         arches = sorted({r.arch for r in self.reports.values()})
@@ -370,8 +381,49 @@ class SassTable:
                 f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
-def side_by_side(reports: Mapping[str, KernelReport]) -> SassTable:
-    """One table comparing kernels: registers, spills, and the hot loop's size and instruction mix."""
+def side_by_side(reports: Mapping[str, KernelReport],
+                 extra: Mapping[str, Mapping[str, Any]] | None = None) -> SassTable:
+    """One table comparing kernels: registers, spills, the hot loop's size and instruction mix, and the
+    kernel's global loads by width; ``extra``: more columns per label (e.g. threads, blocks per SM)."""
     if not isinstance(reports, Mapping) or not all(isinstance(r, KernelReport) for r in reports.values()):
         raise TypeError("side_by_side takes a dict {label: analyze(cubin)}")
-    return SassTable(dict(reports))
+    return SassTable(dict(reports), {k: dict(v) for k, v in (extra or {}).items()})
+
+
+# ---- source lines of SASS instructions (for util.doctor) -----------------------------------------------------
+
+_LINE_INFO = re.compile(r'^\s*//## File "([^"]*)", line (\d+)(.*)$')
+_SECTION = re.compile(r"^\.text\.(\S+):\s*$")
+
+
+def line_table(cubin: bytes, kernel: str | None = None) -> dict[int, tuple[str, int]]:
+    """SASS address -> (source file, line) for one function of a cubin assembled with line information
+    (``ptxas -lineinfo`` from PTX that has ``.loc`` directives, e.g. ``numba_ptx(..., lineinfo=True)``).
+
+    Read from ``nvdisasm --print-line-info-inline``: where a device function was inlined, the line is the
+    innermost one (inside the device function). ``kernel``: the short or full name, as ``analyze`` takes it
+    (may be left out when the cubin has one function). Empty when the cubin has no line information.
+    """
+    if not isinstance(cubin, (bytes, bytearray)) or not bytes(cubin[:4]) == b"\x7fELF":
+        raise TypeError(f"expected a cubin (ELF bytes), got {type(cubin).__name__}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "kernel.cubin")
+        path.write_bytes(bytes(cubin))
+        dump = run_tool("nvdisasm", "--print-line-info-inline", "--print-code", path)
+    tables: dict[str, dict[int, tuple[str, int]]] = {}
+    current: dict[int, tuple[str, int]] | None = None
+    where: tuple[str, int] | None = None
+    for line in dump.splitlines():
+        if m := _SECTION.match(line):
+            current, where = tables.setdefault(m.group(1), {}), None
+        elif m := _LINE_INFO.match(line):
+            if "inlined at" not in m.group(3) or where is None:
+                where = (m.group(1), int(m.group(2)))
+        elif current is not None and (m := _INSTR.match(line)) and where is not None:
+            current[int(m.group(1), 16)] = where
+    if kernel is None:
+        if len(tables) > 1:
+            raise ValueError(f"the cubin has {len(tables)} functions {[short_name(s) for s in tables]}: pass kernel=")
+        return next(iter(tables.values()), {})
+    matches = [s for s in tables if s == kernel] or [s for s in tables if short_name(s) == kernel]
+    return tables[matches[0]] if len(matches) == 1 else {}
