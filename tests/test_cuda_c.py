@@ -191,3 +191,12 @@ def test_twin_runs_in_a_registry(twin):
     reg.cuda_c("CUDA C coalesce", twin, 1024, grid32)
     table = reg.run(96, 64, 80, runs=2, verbose=False)
     assert table["CUDA C coalesce"].correct and not table.skipped
+
+
+def test_twin_from_a_file_includes_its_folder(tmp_path):
+    (tmp_path / "common.cuh").write_text("#define SIDE 32\n")
+    (tmp_path / "k.cu").write_text('#include "common.cuh"\n' + KERNEL2_C.replace("32", "SIDE"))
+    twin = CudaC.from_file(tmp_path / "k.cu", "sgemm_coalesce", options=["-lineinfo"])
+    assert b"sgemm_coalesce" in twin.cubin() and f"-I{tmp_path}" in twin.options
+    with pytest.raises(FileNotFoundError, match="no CUDA C source"):
+        CudaC.from_file(tmp_path / "missing.cu", "sgemm_coalesce")

@@ -14,8 +14,10 @@ Needs cuda.core >= 0.5.1 (numba-cuda 0.30's floor); cubin() without a CUDA drive
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -45,10 +47,11 @@ _VALUED: dict[str, tuple[str, Callable[[str], Any]]] = {
     "maxrregcount": ("max_register_count", int), "ftz": ("ftz", _BOOL.__getitem__),
     "prec-div": ("prec_div", _BOOL.__getitem__), "prec-sqrt": ("prec_sqrt", _BOOL.__getitem__),
     "fmad": ("fma", _BOOL.__getitem__), "std": ("std", str)}
-_LISTS = {"define-macro": "define_macro", "Xptxas": "ptxas_options", "ptxas-options": "ptxas_options"}
+_LISTS = {"define-macro": "define_macro", "Xptxas": "ptxas_options", "ptxas-options": "ptxas_options",
+          "include-path": "include_path"}
 SUPPORTED_OPTIONS = ("-lineinfo", "-use_fast_math", "-restrict", "-G", "-extra-device-vectorization",
                      "-maxrregcount=N", "-ftz=true|false", "-prec-div=true|false", "-prec-sqrt=true|false",
-                     "-fmad=true|false", "-std=c++17", "-DNAME[=VALUE]", "-Xptxas=OPTION")
+                     "-fmad=true|false", "-std=c++17", "-DNAME[=VALUE]", "-IDIR", "-Xptxas=OPTION")
 
 
 class CudaCCompileError(RuntimeError):
@@ -69,6 +72,8 @@ def program_options(flags: Sequence[str], arch: str, name: str) -> Any:
                 raise KeyError(flag)
             if body.startswith("D") and len(body) > 1:
                 lists.setdefault("define_macro", []).append(body[1:])
+            elif body.startswith("I") and len(body) > 1:
+                lists.setdefault("include_path", []).append(body[1:])
             elif key in _SWITCHES and not has_value:
                 fields[_SWITCHES[key]] = True
             elif key in _VALUED and value:
@@ -146,6 +151,16 @@ class CudaC:
         self.options = tuple(options)
         self._cubins: dict[str, bytes] = {}
         self._loaded: dict[int, _Loaded] = {}
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], name: str, *, options: Sequence[str] = (),
+                  arch: str | None = None) -> "CudaC":
+        """A twin whose source is a ``.cu`` file; its folder is on the include path (``#include "common.cuh"``)."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no CUDA C source at {path} (paths are relative to the notebook's folder, "
+                                    f"{Path.cwd()})")
+        return cls(path.read_text(), name, options=[f"-I{path.resolve().parent}", *options], arch=arch)
 
     def __repr__(self) -> str:
         return f"CudaC({self.name!r}, options={list(self.options)}, arch={self.arch!r})"
