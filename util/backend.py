@@ -105,6 +105,32 @@ def device_name() -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
+def versions() -> dict[str, str]:
+    """The versions that decide what this project measures: the compiler packages, NumPy, torch, cuda-core and
+    the CUDA driver (``"none"`` without one)."""
+    from importlib import metadata
+
+    out = {}
+    for package in ("numba-cuda", "numba", "llvmlite", "numpy", "torch", "cuda-core"):
+        try:
+            out[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            out[package] = "not installed"
+    out["CUDA driver"] = "none"
+    if HAS_DRIVER:
+        from cuda.bindings import driver
+
+        err, version = driver.cuDriverGetVersion()
+        if int(err) == 0:
+            out["CUDA driver"] = f"{version // 1000}.{version % 1000 // 10}"
+    return out
+
+
+def versions_line() -> str:
+    """``versions: numba-cuda 0.30.4, numba 0.68.1, ...``: the line each notebook prints beside its device."""
+    return "versions: " + ", ".join(f"{k} {v}" for k, v in versions().items())
+
+
 def synchronize() -> None:
     """Wait for all work on the current device."""
     cuda.synchronize()

@@ -307,16 +307,17 @@ class Registry:
         return [v for v in self if only is None or v.name in only]
 
     def run(self, m: int | None = None, n: int | None = None, k: int | None = None, *, runs: int = 10,
-            seed: int = 0, only: Sequence[str] | None = None, flush: bool | None = None,
+            seed: int = 0, only: Sequence[str] | None = None, flush: bool | None = None, shuffle: bool = False,
             verbose: bool = True) -> Table:
-        """Verify each variant on one random problem, then time them ``runs`` times, interleaved."""
+        """Verify each variant on one random problem, then time them ``runs`` times, interleaved (in a new
+        random order each round with ``shuffle``)."""
         m, n, k = default_sizes(m, n, k, quiet=not verbose)
         chosen = self._chosen(only)
         skipped = {v.name: "needs a GPU (the simulator runs numba kernels only)"
                    for v in chosen if v.gpu_only and SIMULATED}
         todo = [v for v in chosen if v.name not in skipped]
         res = run_verified(problem(m, n, k, seed), runs, {v.name: v.launch for v in todo}, timer="events",
-                           flush=flush)
+                           flush=flush, shuffle=shuffle)
         table = Table([res[v.name] for v in todo], todo, device_name(), skipped)
         if verbose:
             for v in todo:

@@ -146,13 +146,16 @@ def _time_wall(p: Problem, launch: Launch) -> float:
 
 
 def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: str = "events",
-                 flush: bool | None = None, cupti_names: dict[str, str] | None = None) -> dict[str, Result]:
+                 flush: bool | None = None, shuffle: bool = False,
+                 cupti_names: dict[str, str] | None = None) -> dict[str, Result]:
     """Warm up and check each launch, then time the correct ones ``runs`` times, interleaved.
 
     Before every launch C is poisoned with NaN (and, with ``flush``, default ``FLUSH_L2``, the L2 cache is
     flushed); after every launch every element is checked. A launch that is ever wrong is reported WRONG with
-    no time. With ``timer="cupti"``, ``cupti_names`` maps each launch to the kernel name to look for in the
-    profile (default: the launch's own name).
+    no time. Each round launches every kernel once, in registry order, or with ``shuffle`` in an order drawn
+    afresh each round (seeded), so that no kernel always follows the same neighbour. ``times[r]`` of every
+    result is round r. With ``timer="cupti"``, ``cupti_names`` maps each launch to the kernel name to look for
+    in the profile (default: the launch's own name).
     """
     check_sizes(runs=runs)
     flush = FLUSH_L2 if flush is None else flush
@@ -170,9 +173,11 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
         checks[name] = p.check()
     alive = [name for name in launches if checks[name].correct]
 
+    rng = np.random.default_rng(0)
+
     def timed_loop(clock: Callable[[Problem, Launch], float] | None) -> None:
         for _ in range(runs):
-            for name in list(alive):
+            for name in rng.permutation(alive).tolist() if shuffle else list(alive):
                 p.poison()
                 if flush:
                     _flush_l2()
