@@ -23,6 +23,7 @@ from .occupancy import SM90_MAX_THREADS_PER_SM, max_blocks_per_sm
 from .sass import category
 
 EVIDENCE_LINES = 8  # PTX or SASS lines shown per finding
+MEMORY_OPS = ("LDG", "LDS", "STG", "STS", "LD", "ST")  # global, shared and generic loads and stores
 
 
 @dataclass
@@ -171,7 +172,7 @@ def _variable_origin(f: Facts, var: str) -> list[tuple[str, str, int]]:
             target, value, annotation = node.target.id, node.value, node.annotation
         if target != var or value is None:
             continue
-        text = f.source.line(node.lineno)
+        text = ast.unparse(node)
         if annotation is not None and _name_of(annotation) == "float":
             out.append((f"`{var}` starts as `{text}`: numba ignores annotations on locals, and `float` means float64",
                         f"write `{var} = np.float32(0)` instead of `{text}` on line {node.lineno}", node.lineno))
@@ -236,7 +237,7 @@ def check_int64_index(f: Facts) -> Result:
         return NotJudged(f"no SASS ({f.sass_error})")
     if f.hot is None:
         return NotJudged("the kernel has no loop")
-    access = [i for i in f.hot.instructions if category(i.opcode)[:3] in ("LDG", "LDS", "STG", "STS")]
+    access = [i for i in f.hot.instructions if i.opcode.split(".")[0] in MEMORY_OPS]
     if not access:
         return NotJudged("the hot loop has no loads or stores")
     highs = [i for i in f.hot.instructions if "X" in i.opcode.split(".")[1:]]
@@ -348,13 +349,11 @@ def check_wraparound(f: Facts) -> Result:
     where = (f"{len(inside)} in the hot loop (per pass)" if inside else "hoisted before the hot loop (per thread)")
     cost = (f"{len(hot)} checks ({where}) of the indices {what}: a sign test and a select or add of the array's "
             "extent each, and an index NVVM cannot prove non-negative keeps 64-bit address arithmetic")
-    sass_sel = [i for i in (f.hot.instructions if f.hot else []) if i.opcode.startswith("SEL")]
     return [Finding("wraparound-check", f"numba's negative-index check on {what}", cost,
                     "make the indices unsigned, e.g. `x = uint32(cuda.blockIdx.x * 32 + cuda.threadIdx.x // 32)` "
                     "and a `uint32` loop counter (numba cannot wrap an unsigned index), or promise a signed one is "
                     "non-negative: `a[nonneg(i)]` with `from util.intrinsics import nonneg`",
-                    lines, _src(f, lines), _ptx([i for c in hot for i in c.instructions]), _sass(f, sass_sel),
-                    ["k2-step5"], {"checks": len(hot), "in_hot_loop": len(inside)})]
+                    lines, _src(f, lines), _ptx([i for c in hot for i in c.instructions]), [], ["k2-step5"], {"checks": len(hot), "in_hot_loop": len(inside)})]
 
 
 def _checked_indices(f: Facts, by_array: dict[str, set[int]], lines: set[int]) -> list[str]:
@@ -398,7 +397,8 @@ def check_low_unroll(f: Facts) -> Result:
     lines = [src.line] if src else []
     cost = (f"{loads} global loads in flight per pass of the hot loop"
             + (f" (unrolled {unroll:g}x: {len(per_iter)} loads per iteration)" if unroll else "")
-            + f", {fp} floating-point operations; load->use distance {loop_load_to_use(f):.1f} instructions. "
+            + f", {fp} floating-point operations" + (f"; load->use distance {distance:.1f} instructions" if
+                                                   (distance := loop_load_to_use(f)) == distance else "") + ". "
             "Each pass waits for its loads; CUDA C's kernel 2 is unrolled 16x (32 loads per pass)")
     return [Finding("low-unroll", f"the hot loop (line {src.line if src else '?'}) is load-bound and issues only "
                     f"{loads} global loads per pass", cost,
@@ -420,6 +420,8 @@ def loop_load_to_use(f: Facts) -> float:
 
 # ---- registers and occupancy --------------------------------------------------------------------------------
 
+CHEAP_CAP = 0.8  # one more block per SM is suggested only if it needs at most 20% fewer registers
+
 def check_register_occupancy(f: Facts) -> Result:
     """Registers per thread that cap the blocks per SM below what the block size and shared memory allow."""
     if f.report is None:
@@ -431,16 +433,17 @@ def check_register_occupancy(f: Facts) -> Result:
     regs, shared, block = f.report.registers, f.report.shared_bytes, f.block
     now = max_blocks_per_sm(regs, block, shared)
     ceiling = max_blocks_per_sm(0, block, shared)
-    if now >= ceiling:
-        return []
-    target = now + 1
-    cap = max((r for r in range(16, 256, 8) if max_blocks_per_sm(r, block, shared) >= target), default=None)
+    launch = f.options.get("launch_bounds")
+    promised = launch[1] if isinstance(launch, (tuple, list)) and len(launch) > 1 else None
     warps_now, warps_max = now * -(-block // 32), SM90_MAX_THREADS_PER_SM // 32
-    risk = (f" ({cap} is {100 * cap // regs}% of today's {regs}: watch for spills, see the `spills` tag)"
-            if cap and cap < 0.8 * regs else "")
+    if now >= ceiling or (promised and now >= promised):
+        return []  # no register limit, or the blocks per SM the kernel's launch_bounds asks for
+    target = now + 1
+    cap = max((r for r in range(16, 256, 8) if max_blocks_per_sm(r, block, shared) >= target), default=0)
+    if cap < CHEAP_CAP * regs or (warps_now >= warps_max // 4 and now > 1):
+        return []  # another block would cost many registers (spills), or a quarter of the SM's warps are there
     fix = (f"`@cuda.jit(launch_bounds=({block}, {target}))` (or `max_registers={cap}`): the compiler then keeps "
-           f"{cap} registers or fewer and {target} blocks of {block} threads fit on an SM{risk}" if cap else
-           f"use fewer threads per block than {block}, or fewer live values per thread")
+           f"{cap} registers or fewer and {target} blocks of {block} threads fit on an SM")
     cost = (f"{regs} registers x {block} threads: {now} block(s) per SM ({warps_now} of {warps_max} warps), where "
             f"the block size and {shared} B of shared memory allow {ceiling}; fewer warps to hide latency")
     return [Finding("register-occupancy", f"{regs} registers per thread limit the kernel to {now} block(s) of "

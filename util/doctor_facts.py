@@ -17,6 +17,7 @@ Bad input raises ``DoctorError`` with a message that says what to do.
 from __future__ import annotations
 
 import ast
+import operator
 import re
 import tempfile
 from collections import Counter
@@ -128,6 +129,13 @@ class SourceLoop:
     def is_range(self) -> bool:
         it = getattr(self.node, "iter", None)
         return isinstance(it, ast.Call) and _name_of(it.func) == "range"
+
+
+def loop_kind(loop: SourceLoop | None) -> str:
+    """``for ... in range()``, ``while``, ``for`` or ``unknown`` (no source loop matched)."""
+    if loop is None:
+        return "unknown"
+    return "for ... in range()" if loop.is_range else "while" if isinstance(loop.node, ast.While) else "for"
 
 
 def _name_of(node: ast.AST) -> str:
@@ -257,23 +265,27 @@ class TxFlow:
 
     def __init__(self, source: Source):
         self.source = source
-        self.env: dict[str, Coef | tuple[Coef, ...]] = {p: UNIFORM for p in source.params}
+        self.env: dict[str, Any] = {p: UNIFORM for p in source.params}
         self.constants: dict[str, float] = {}
         assigns = [n for n in ast.walk(source.tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign,
                                                                        ast.For))]
-        for _ in range(6):  # a few rounds reach the fixed point for kernels' short def-use chains
+        counts = Counter(t.id for n in assigns for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                         for t in ast.walk(target) if isinstance(t, ast.Name))
+        self.assigned = set(counts)
+        self.once = {name for name, n in counts.items() if n == 1}
+        for _ in range(8):  # a few rounds reach the fixed point for kernels' short def-use chains
             before = dict(self.env)
             seen: dict[str, Any] = {}
             for node in assigns:
                 for name, coef in self._bindings(node):
-                    seen[name] = coef if name not in seen else _join(seen[name], coef)
+                    seen[name] = _join(seen.get(name, _BOTTOM), coef)
             self.env.update(seen)
             if self.env == before:
                 break
 
     def coef(self, node: ast.expr) -> Coef:
         value = self._eval(node)
-        return None if isinstance(value, tuple) else value
+        return None if isinstance(value, tuple) or value is _BOTTOM else value
 
     def _bindings(self, node: ast.AST) -> list[tuple[str, Any]]:
         if isinstance(node, ast.For):
@@ -286,18 +298,17 @@ class TxFlow:
             return [(n.id, None) for n in ast.walk(node.target) if isinstance(n, ast.Name)]
         if isinstance(node, ast.AugAssign):
             if isinstance(node.target, ast.Name):
-                value = self._binop(node.op, self.env.get(node.target.id), self._eval(node.value),
-                                    node.target, node.value)
-                return [(node.target.id, value)]
+                return [(node.target.id, self._binop(node.op, self._eval(node.target), self._eval(node.value),
+                                                     node.target, node.value))]
             return []
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if node.value is None:
             return []
         value = self._eval(node.value)
-        if isinstance(node.value, (ast.Constant, ast.UnaryOp)) and len(targets) == 1 and isinstance(targets[0], ast.Name):
-            number = _literal(node.value)
-            if number is not None:
-                self.constants[targets[0].id] = number
+        number = _literal(node.value)
+        if number is not None and len(targets) == 1 and isinstance(targets[0], ast.Name) and \
+                targets[0].id in self.once:
+            self.constants[targets[0].id] = number
         out = []
         for target in targets:
             if isinstance(target, ast.Name):
@@ -319,6 +330,8 @@ class TxFlow:
             if isinstance(node, ast.Name):
                 if node.id in self.env:
                     return self.env[node.id]
+                if node.id in self.assigned:
+                    return _BOTTOM
                 return UNIFORM if self.source.constant(node.id) is not None else None
             return None
         if isinstance(node, ast.Constant):
@@ -347,6 +360,8 @@ class TxFlow:
         return None
 
     def _binop(self, op: ast.operator, a: Any, b: Any, left: ast.expr, right: ast.expr) -> Any:
+        if a is _BOTTOM or b is _BOTTOM:
+            return _BOTTOM
         if isinstance(a, tuple) or isinstance(b, tuple) or a is None or b is None:
             return None
         if isinstance(op, (ast.Add, ast.Sub)):
@@ -356,22 +371,22 @@ class TxFlow:
         if isinstance(op, ast.Mult):
             if a == UNIFORM and b == UNIFORM:
                 return UNIFORM
-            moving, other = (a, right) if b == UNIFORM else (b, left) if a == UNIFORM else (None, None)
-            factor = self._value(other) if other is not None else None
-            if moving is None:
+            if a != UNIFORM and b != UNIFORM:
                 return None
-            if factor is not None:
-                return moving * Fraction(factor) if isinstance(moving, Fraction) else ROW
+            moving, other = (a, right) if b == UNIFORM else (b, left)
+            factor = self._value(other)
+            if factor is not None and isinstance(moving, Fraction):
+                return moving * Fraction(factor)
             return ROW
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
-            divisor = self._value(right)
             if a == UNIFORM and b == UNIFORM:
                 return UNIFORM
-            if divisor is None or b != UNIFORM or not isinstance(a, Fraction):
+            divisor = self._value(right)
+            if divisor is None or b != UNIFORM or not isinstance(a, Fraction) or divisor <= 0:
                 return None
-            warp_multiple = divisor % 32 == 0 and divisor > 0
+            warp_multiple = divisor % 32 == 0
             if isinstance(op, ast.FloorDiv):
-                return UNIFORM if warp_multiple and abs(a) <= 1 else a / Fraction(divisor) if a else UNIFORM
+                return UNIFORM if warp_multiple and abs(a) <= 1 else a / Fraction(divisor)
             return a if warp_multiple else None
         return None
 
@@ -381,16 +396,20 @@ class TxFlow:
         if number is not None:
             return number
         if isinstance(node, ast.Name):
-            return self.source.constant(node.id) if node.id not in self.constants else self.constants[node.id]
-        if isinstance(node, ast.BinOp):
+            return self.constants.get(node.id, self.source.constant(node.id))
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
             a, b = self._value(node.left), self._value(node.right)
             if a is not None and b is not None:
                 try:
-                    return eval(compile(ast.Expression(ast.BinOp(ast.Constant(a), node.op, ast.Constant(b))),
-                                        "<const>", "eval"))
+                    return _ARITH[type(node.op)](a, b)
                 except ArithmeticError:
                     return None
         return None
+
+
+_BOTTOM = object()  # a variable whose assignments have not been evaluated yet
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+          ast.Mod: operator.mod}
 
 
 def _literal(node: ast.AST) -> float | None:
@@ -403,6 +422,10 @@ def _literal(node: ast.AST) -> float | None:
 
 
 def _join(a: Any, b: Any) -> Any:
+    if a is _BOTTOM:
+        return b
+    if b is _BOTTOM:
+        return a
     return a if a == b else None
 
 
@@ -552,8 +575,12 @@ class PtxFacts:
 
 # ---- SASS ------------------------------------------------------------------------------------------------
 
-_USEFUL = ("FFMA", "FADD", "FMUL", "DFMA", "DADD", "DMUL", "HFMA2", "HADD2", "HMUL2", "FMNMX", "DMNMX", "MUFU",
-           "IMAD", "IADD3", "ATOM", "RED", "HMMA", "IMMA")
+FP_ARITH = frozenset({"FFMA", "FADD", "FMUL", "DFMA", "DADD", "DMUL", "HFMA2", "HADD2", "HMUL2"})
+
+
+def fp_ops(instructions: list[Instruction]) -> int:
+    """Floating-point arithmetic instructions (FFMA, FADD, FMUL and their f64 and f16 kinds): the useful work."""
+    return sum(i.opcode.split(".")[0] in FP_ARITH for i in instructions)
 
 
 @dataclass
@@ -576,7 +603,7 @@ class MachineLoop:
     @property
     def fp_ops(self) -> int:
         """Floating-point arithmetic of one pass: FFMA, FADD, FMUL and their f64 and f16 kinds."""
-        return sum(i.opcode.split(".")[0] in _USEFUL[:9] for i in self.instructions)
+        return fp_ops(self.instructions)
 
     @property
     def global_loads(self) -> int:
@@ -608,7 +635,7 @@ def hottest(loops: list[MachineLoop]) -> MachineLoop | None:
     most memory instructions; innermost on ties."""
     def rank(lp: MachineLoop) -> tuple[int, ...]:
         own = Counter(category(i.opcode) for i in lp.own)
-        fp = sum(i.opcode.split(".")[0] in _USEFUL[:9] for i in lp.own)
+        fp = fp_ops(lp.own)
         mem = sum(n for c, n in own.items() if c.startswith(("LDG", "LDS", "STG", "STS", "LDL")))
         return own["FFMA"], own["f64"], fp, mem, -(lp.end - lp.start)
     return max(loops, key=rank) if loops else None
@@ -692,28 +719,18 @@ class Facts:
 
     @cached_property
     def hot_source_loop(self) -> SourceLoop | None:
-        """The source loop the SASS hot loop runs: the innermost loop around most of its floating-point and
-        memory instructions' lines."""
+        """The source loop the SASS hot loop runs: the loop whose header line its backward branch carries (the
+        loop test), else the innermost loop around that line, else (a device function's line) the innermost
+        loop around its call."""
         if self.hot is None:
             return None
-        work = Counter(self.lines[i.address] for i in self.hot.instructions if self.lines.get(i.address)
-                       and (category(i.opcode) in ("FFMA", "f64", "fp32 other") or category(i.opcode)[:3] in
-                            ("LDG", "LDS", "STG", "STS")))
-        work = work or self.hot.lines
-        votes: Counter[int] = Counter()
-        for line, n in work.items():
-            loop = self.source.innermost_loop(line)
-            if loop is None:  # a device function's line: its call sites in the kernel
-                for call in (c for dev in self.source.devices for c in self.source.call_lines(dev)
-                             if line in self.source.devices[dev].text):
-                    if (inner := self.source.innermost_loop(call)) is not None:
-                        votes[inner.line] += n
-            else:
-                votes[loop.line] += n
-        if not votes:
-            return None
-        best = votes.most_common(1)[0][0]
-        return next(lp for lp in self.source.loops if lp.line == best)
+        line = next((self.lines[i.address] for i in reversed(self.hot.instructions) if self.lines.get(i.address)), 0)
+        header = next((lp for lp in self.source.loops if lp.line == line), None)
+        if header is not None or self.source.innermost_loop(line) is not None:
+            return header or self.source.innermost_loop(line)
+        calls = [c for name, dev in self.source.devices.items() if line in dev.text for c in self.source.call_lines(name)]
+        inner = [lp for c in calls if (lp := self.source.innermost_loop(c)) is not None]
+        return inner[0] if inner else None
 
     @cached_property
     def hot_ptx_loop(self) -> tuple[int, int] | None:
@@ -721,10 +738,13 @@ class Facts:
         if self.hot is None or not self.ptx.loops:
             return None
         want = set(self.hot.lines)
+        accesses = sum(category(i.opcode)[:3] in ("LDG", "LDS", "STG", "STS") for i in self.hot.instructions)
 
-        def score(loop: tuple[int, int]) -> tuple[float, int]:
-            have = {i.line for i in self.ptx.instructions[loop[0]:loop[1] + 1] if i.line}
-            return len(want & have) / max(1, len(want | have)), -(loop[1] - loop[0])
+        def score(loop: tuple[int, int]) -> tuple[float, int, int]:
+            body = self.ptx.instructions[loop[0]:loop[1] + 1]
+            have = {i.line for i in body if i.line}
+            memory = sum(i.opcode.startswith(("ld.global", "ld.shared", "st.global", "st.shared")) for i in body)
+            return len(want & have) / max(1, len(want | have)), -abs(memory - accesses), -(loop[1] - loop[0])
         best = max(self.ptx.loops, key=score)
         return best if score(best)[0] > 0 else None
 
