@@ -187,7 +187,9 @@ def make_kernel2(on: Iterable[str] = ()):
                 c[x, y] = tmp
 
     ONE_D = FLAT or WALK
-    return cuda.jit(launch_bounds=(1024, 2) if "launch_bounds" in on else None)(kernel2)
+    # compiled for its signature now: a launch's Python ints then arrive as int32 with "int32 sizes"
+    options = {"launch_bounds": (1024, 2)} if "launch_bounds" in on else {}
+    return cuda.jit(kernel2_sig(on), **options)(kernel2)
 
 
 def kernel2_sig(on: Iterable[str] = ()) -> tuple:
