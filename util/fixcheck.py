@@ -7,6 +7,7 @@ is the output, and what it must equal (a float64 reference computed on the host)
                 launch=lambda kernel, d: kernel[grid, (16, 16)](d["A"], d["B"], d["C"]),
                 output="C", reference=lambda h: h["A"].astype(np.float64) @ h["B"], reduction=k)
     fix = compare(case, {"as published": matmul, "fixed": matmul_fixed}, runs=10)
+    # a value may also be a launch of its own, d -> None, for a kernel that needs another grid or other inputs
     fix            # a table: each kernel's check, median and quantiles, and its speed-up over the first
 
 Before every launch the output is filled with NaN, after every launch every element is checked; a kernel that is
@@ -23,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .backend import SIMULATED, cuda, device_name
+from .backend import SIMULATED, cuda, device_name, is_kernel
 from .timing import QUANTILES, Result, run_verified
 from .verify import Check
 
@@ -134,6 +135,11 @@ def compare(case: Case, kernels: dict[str, Any], *, runs: int = 10, flush: bool 
     problem = _Problem(case)
     launches = {}
     for name, kernel in kernels.items():
-        launches[name] = (lambda k: lambda p: case.launch(k, p.device))(kernel)
+        if is_kernel(kernel):
+            launches[name] = (lambda k: lambda p: case.launch(k, p.device))(kernel)
+        elif callable(kernel):
+            launches[name] = (lambda f: lambda p: f(p.device))(kernel)
+        else:
+            raise TypeError(f"{name}: expected a @cuda.jit kernel or a launch function d -> None, got {kernel!r}")
     res = run_verified(problem, runs, launches, timer="events", flush=flush)
     return Comparison(case.name, [res[n] for n in kernels], device_name(), first=next(iter(kernels)))

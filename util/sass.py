@@ -413,14 +413,16 @@ def line_table(cubin: bytes, kernel: str | None = None) -> dict[int, tuple[str, 
     tables: dict[str, dict[int, tuple[str, int]]] = {}
     current: dict[int, tuple[str, int]] | None = None
     where: tuple[str, int] | None = None
+    group: list[tuple[str, int]] = []  # the comments before one instruction: the innermost (inlined) line first
     for line in dump.splitlines():
         if m := _SECTION.match(line):
-            current, where = tables.setdefault(m.group(1), {}), None
+            current, where, group = tables.setdefault(m.group(1), {}), None, []
         elif m := _LINE_INFO.match(line):
-            if "inlined at" not in m.group(3) or where is None:
-                where = (m.group(1), int(m.group(2)))
-        elif current is not None and (m := _INSTR.match(line)) and where is not None:
-            current[int(m.group(1), 16)] = where
+            group.append((m.group(1), int(m.group(2))))
+        elif current is not None and (m := _INSTR.match(line)):
+            where, group = (group[0] if group else where), []
+            if where is not None:
+                current[int(m.group(1), 16)] = where
     if kernel is None:
         if len(tables) > 1:
             raise ValueError(f"the cubin has {len(tables)} functions {[short_name(s) for s in tables]}: pass kernel=")
