@@ -2,8 +2,7 @@
 
 Each kernel is the notebook's own source as committed at ``NOTEBOOKS_COMMIT``;
 ``test_fixture_kernels_match_the_notebooks`` checks that every copied function appears verbatim in the notebook
-it cites at that commit (the notebooks have been reorganised since; the measured figures util.doctor.MEASURED
-quotes are those notebooks' committed outputs at the same commit).
+it cites at that commit (the ladder's factories have been reorganised since, to the same PTX).
 
 - ``VARIANTS``: the original investigation's eight kernels, ``notebooks/matmul_variants.ipynb`` (same source in
   ``notebooks/check_types.ipynb``, whose cell 6 gives the signatures used here).

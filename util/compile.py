@@ -47,19 +47,22 @@ class PtxCompileError(RuntimeError):
     """numba could not compile a kernel to PTX."""
 
 
-def numba_ptx(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int] = (9, 0), **options: Any) -> str:
+def numba_ptx(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int] = (9, 0), child: bool | None = None,
+              **options: Any) -> str:
     """PTX of a ``@cuda.jit`` kernel (or a plain Python function) for the argument types ``sig``.
 
     The kernel's own jit options (``fastmath``, ``launch_bounds``, ``max_registers``, ``lineinfo``, ``opt``,
     ``debug``) apply, overridden by ``options``. ``max_registers`` is written into the PTX as
     ``.maxnreg`` (what ``--maxrregcount`` does when numba links on a GPU); ``launch_bounds`` gives
-    ``.maxntid``/``.minnctapersm``. Results are cached on (source, globals, sig, cc, options).
+    ``.maxntid``/``.minnctapersm``. Results are cached on (source, globals, sig, cc, options). ``child``: compile
+    in the compiler child process (default: under the simulator only), where every device function the kernel
+    calls is compiled afresh with the options it carries, as on a CPU machine.
     """
     fn = py_func(kernel)
     sig = check_sig(fn, sig)
     merged = {**jit_options(kernel), **options}
     ptx_options, max_registers = split_options(fn.__name__, merged)
-    if SIMULATED:
+    if SIMULATED if child is None else child:
         job = {"kernel": spec(fn), "sig": sig, "cc": tuple(cc), "options": ptx_options}
         key: Any = hashlib.sha256(pickle.dumps(job)).hexdigest()
         if key not in _PTX_CACHE:
@@ -96,11 +99,13 @@ class Typing:
 _TYPES_CACHE: dict[Any, Typing] = {}
 
 
-def numba_types(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int] = (9, 0)) -> Typing:
-    """Run numba's type inference on a kernel for ``sig`` (no GPU needed) and return its decisions."""
+def numba_types(kernel: Any, sig: Sequence[nbtypes.Type], *, cc: tuple[int, int] = (9, 0),
+                child: bool | None = None) -> Typing:
+    """Run numba's type inference on a kernel for ``sig`` (no GPU needed) and return its decisions (``child``: as
+    for ``numba_ptx``)."""
     fn = py_func(kernel)
     sig = check_sig(fn, sig)
-    if not SIMULATED:  # numba's real compiler is in this process
+    if not (SIMULATED if child is None else child):  # numba's real compiler is in this process
         key: Any = (fn, sig, tuple(cc))
         if key not in _TYPES_CACHE:
             from numba.cuda.compiler import compile_cuda

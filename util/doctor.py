@@ -54,8 +54,8 @@ __all__ = ["MEASURED", "Diagnosis", "DoctorError", "Finding", "diagnose", "main"
 
 
 class Measured(NamedTuple):
-    """A fix the project's notebooks measured on an NVIDIA H200 (their committed outputs as of commit c6f81de;
-    speedup = time before / time after, > 1 means the fix made the kernel faster)."""
+    """A fix the project's notebooks measured on an NVIDIA H200 (their committed outputs; speedup = time before /
+    time after, > 1 means the fix made the kernel faster)."""
 
     tag: str
     where: str  # notebook, section
@@ -70,32 +70,35 @@ MEASURED: dict[str, Measured] = {
                              "1.07x on the H200; 2.2x (1.26 s -> 0.57 s) on the original notebook's GPU, whose "
                              "fp64 rate is 1/64 of fp32"),
     "k2-step2": Measured("int64-index", "numba_vs_cuda_c.ipynb, step 2 (int32 sizes)",
-                         "1.09x on the H200 (104.9 -> 96.0 ms)"),
+                         "1.09x on the H200 (104.9 -> 95.9 ms); 4.0% of kernel 2's gap to CUDA C over every order "
+                         "of the changes (Shapley)"),
     "k2-step3": Measured("register-occupancy", "numba_vs_cuda_c.ipynb, step 3 (launch_bounds(1024, 2))",
-                         "1.18x on the H200 (96.0 -> 81.5 ms), through the schedule: 2 blocks per SM before and after"),
+                         "1.18x on the H200 (95.9 -> 81.5 ms), through the schedule: 2 blocks per SM before and "
+                         "after; 3.8% of the gap over every order (Shapley)"),
     "k2-step4": Measured("range-loop", "numba_vs_cuda_c.ipynb, step 4 (while loop)",
-                         "1.28x on the H200 (81.5 -> 63.8 ms)"),
+                         "1.28x on the H200 (81.5 -> 63.8 ms); 14.4% of the gap over every order (Shapley)"),
     "k2-step5": Measured("wraparound-check", "numba_vs_cuda_c.ipynb, step 5 (unsigned indices)",
-                         "1.52x on the H200 (63.8 -> 42.0 ms)"),
+                         "1.52x on the H200 (63.8 -> 41.9 ms); 28.8% of the gap over every order (Shapley)"),
     "k2-step6": Measured("int64-index", "numba_vs_cuda_c.ipynb, step 6 (flat uint32 indexing)",
-                         "1.52x on the H200 (42.0 -> 27.5 ms)"),
+                         "1.53x on the H200 (41.9 -> 27.5 ms); 5.8% of the gap over every order (Shapley)"),
     "k2-step7": Measured("low-unroll", "numba_vs_cuda_c.ipynb, step 7 (walking indices: unrolled 16x, not 4x)",
-                         "1.13x on the H200 (27.5 -> 24.3 ms)"),
+                         "1.13x on the H200 (27.5 -> 24.3 ms); 11.3% of the gap over every order (Shapley)"),
     "k2-step8": Measured("int64-index", "numba_vs_cuda_c.ipynb, step 8 (no-wrap int32 indices, util.intrinsics)",
-                         "1.12x on the H200 (24.3 -> 21.7 ms), 1.01x of CUDA C"),
+                         "1.12x on the H200 (24.3 -> 21.7 ms), 1.01x of CUDA C; 31.3% of the gap over every order "
+                         "(Shapley)"),
     "k2-c-unroll1": Measured("low-unroll", "numba_vs_cuda_c.ipynb, CUDA C side (#pragma unroll 1)",
-                             "3.84x slower on the H200 than the 16x-unrolled CUDA C kernel 2"),
+                             "3.83x slower on the H200 than the 16x-unrolled CUDA C kernel 2"),
     "ladder-2": Measured("uncoalesced", "sgemm_ladder.ipynb, step 1 -> 2 (threadIdx.x along a row of C)",
                          "5.70x on the H200 (276.7 -> 48.5 ms)"),
     "ladder-5a": Measured("range-loop", "sgemm_ladder.ipynb, step 5a -> 5 (uint32 thread indices, while loops)",
                           "3.40x on the H200 (19.8 -> 5.8 ms)"),
     "ladder-6b": Measured("scalar-loads", "sgemm_ladder.ipynb, step 6 -> 6b (16-byte loads through ldg128)",
-                          "1.13x on the H200 (6.47 -> 5.75 ms)"),
+                          "1.12x on the H200 (6.47 -> 5.76 ms)"),
     "ladder-10b": Measured("scalar-loads", "sgemm_ladder.ipynb, step 10 -> 10b (16-byte loads through ldg128)",
-                           "1.11x on the H200 (3.96 -> 3.56 ms)"),
+                           "1.10x on the H200 (3.94 -> 3.57 ms)"),
     "ladder-15-launch-bounds": Measured("register-occupancy",
                                         "sgemm_ladder.ipynb, tile search (step 15 with and without "
-                                        "launch_bounds=(256, 2))", "1.19x on the H200 (3.63 -> 3.04 ms)"),
+                                        "launch_bounds=(256, 2))", "1.20x on the H200 (3.62 -> 3.02 ms)"),
 }
 
 

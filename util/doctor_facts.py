@@ -496,7 +496,7 @@ class Facts:
     def typing(self) -> TypedLines:
         """numba's typing of the kernel (a second compile in a child process; done once, when a check asks)."""
         if self._typing is None:
-            typed = numba_types(self.kernel, self.sig, cc=arch_cc(self.arch))
+            typed = numba_types(self.kernel, self.sig, cc=arch_cc(self.arch), child=True)
             self._typing = TypedLines(typed.typemap, typed.annotation)
         return self._typing
 
@@ -514,8 +514,9 @@ def gather(kernel: Any, sig: Any, arch: str = "sm_90", block: int | None = None)
     source = Source(rebuilt)
     try:
         with _device_lineinfo(source):
-            ptx = numba_ptx(target, arg_types, cc=cc, lineinfo=True,
-                            **({} if target is kernel else {k: v for k, v in options.items() if k != "device"}))
+            ptx = numba_ptx(target, arg_types, cc=cc, child=True, lineinfo=True,
+                            **({} if target is kernel else {k: v for k, v in options.items()
+                                                           if k not in ("device", "lineinfo")}))
     except PtxCompileError as e:
         raise DoctorError(f"numba could not compile {fn.__name__} for {arg_types}, so there is nothing to judge; "
                           f"numba says:\n{trim_compiler_message(str(e).split(':', 1)[-1])}") from None
@@ -580,18 +581,19 @@ def _code_names(code: CodeType) -> set[str]:
 @contextmanager
 def _device_lineinfo(source: Source) -> Iterator[None]:
     """Compile the device functions the kernel calls with line information too, so that their inlined code keeps
-    their own lines (under the simulator their jit options travel to the compile child from ``jit_options``,
-    which this sets for the duration of the compile)."""
+    their own lines: their jit options travel to the compile child (util.ship) from ``jit_options`` under the
+    simulator and from ``targetoptions`` on a GPU machine; this sets ``lineinfo`` there for the compile."""
     saved, stack = [], list(source.devices.values())
     while stack:
         dev = stack.pop()
         stack += dev.devices.values()
-        options = getattr(dev.dispatcher, "jit_options", None)
+        attr = "jit_options" if isinstance(getattr(dev.dispatcher, "jit_options", None), dict) else "targetoptions"
+        options = getattr(dev.dispatcher, attr, None)
         if isinstance(options, dict) and not options.get("lineinfo"):
-            saved.append((dev.dispatcher, options))
-            dev.dispatcher.jit_options = {**options, "lineinfo": True}
+            saved.append((dev.dispatcher, attr, options))
+            setattr(dev.dispatcher, attr, {**options, "lineinfo": True})
     try:
         yield
     finally:
-        for dispatcher, options in saved:
-            dispatcher.jit_options = options
+        for dispatcher, attr, options in saved:
+            setattr(dispatcher, attr, options)

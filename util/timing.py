@@ -198,10 +198,14 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
     elif timer == "events":
         timed_loop(_time_events)
     else:
+        import warnings
+
         from torch.profiler import ProfilerActivity, profile
 
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            timed_loop(None)
+        with warnings.catch_warnings():  # torch warns that a profile keeps only its last cycle: we use one cycle
+            warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle")
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                timed_loop(None)
         durations = kernel_durations(prof)
         for name in alive:
             want = (cupti_names or {}).get(name, name)
