@@ -12,25 +12,33 @@ typing when a float64 needs explaining): the time a user waits. No GPU needed. T
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+import util  # noqa: F401 - before numba: without a GPU, util switches numba to its simulator
+from util.doctor import diagnose
 
-import util  # noqa: E402,F401 - before numba: without a GPU, util switches numba to its simulator
-from util.doctor import diagnose  # noqa: E402
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "doctor_kernels.py"
 
-import doctor_kernels as dk  # noqa: E402  # isort: skip
+
+def fixtures():
+    """tests/doctor_kernels.py as a module (the tests' copies of the notebooks' kernels)."""
+    spec = importlib.util.spec_from_file_location("doctor_kernels", FIXTURES)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 BUDGET_S = 10.0
 
 
 def kernels() -> list[tuple[str, str, object, object, int]]:
     """(key, description, kernel, signature, threads per block) for every kernel of the fixture module."""
+    dk = fixtures()
     out = [(f"v_{name}", f"matmul_variants {name}", k, sig, 1024) for name, (k, sig, _) in dk.VARIANTS.items()]
     out += [(f"s{name.split()[0]}", f"kernel 2 step {name}", k, sig, block) for name, k, sig, block in dk.STEPS]
     out += [(f"l{name.split()[0]}", f"ladder {name}", k, dk.LADDER_SIG, block)

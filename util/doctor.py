@@ -261,11 +261,14 @@ def load_kernel(spec: str) -> Any:
     assert loader is not None and loader.loader is not None
     module = importlib.util.module_from_spec(loader)
     sys.modules[module_name] = module
-    sys.path.insert(0, str(path.resolve().parent))
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)  # as `python FILE.py` would: the file may import its neighbours
     try:
         loader.loader.exec_module(module)
     except Exception as e:  # noqa: BLE001 - any error of the user's file becomes one clear message
         raise DoctorError(f"running {path} failed before the kernel could be found: {type(e).__name__}: {e}") from None
+    finally:
+        sys.path.remove(folder)
     if not hasattr(module, name):
         found = sorted(k for k, v in vars(module).items() if is_kernel(v))
         raise DoctorError(f"{path} has no {name!r}; its kernels: {', '.join(found) or 'none'}")
