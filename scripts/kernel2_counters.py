@@ -19,7 +19,6 @@ import io
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -69,7 +68,7 @@ extern "C" __global__ void chase(const float* a, const float* b, float* c, int u
 """
 
 
-def build(size: int):
+def build():
     """The Registry of profiled kernels (numba steps, C variants), each verified, and the chase kernel."""
     import util  # noqa: F401  first: picks the compiler
     from util.bench import Registry
@@ -114,7 +113,7 @@ def target(size: int) -> None:
     from util import cuda
     from util.timing import problem
 
-    reg = build(size)
+    reg = build()
     table = reg.run(size, size, size, runs=5, verbose=False)  # verifies every kernel and times it
     wrong = [r.name for r in table.results if not r.correct]
     if wrong:
@@ -151,9 +150,9 @@ def parse_raw_csv(text: str) -> list[dict[str, float]]:
     return out
 
 
-def static_sass(size: int) -> dict[str, dict]:
+def static_sass() -> dict[str, dict]:
     """Per kernel: registers and the hot loop's instructions, FFMA, LDG and load-to-use distance per pass."""
-    reg = build(size)
+    reg = build()
     out = {}
     for v in reg:
         loop = reg.report(v.name).hot_loop
@@ -208,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(rows) != len(order):
         print(f"ncu profiled {len(rows)} kernels, expected {len(order)}: {[r['Kernel Name'] for r in rows]}")
         return 1
-    sass = static_sass(args.size)
+    sass = static_sass()
     data = {
         "what": "Nsight Compute metrics (raw names) of one launch of each kernel 2 variant, M = N = K = "
                 f"{args.size}; static SASS of the same kernels (sm_90); CUDA-events medians of 5 interleaved runs; "

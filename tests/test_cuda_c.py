@@ -3,11 +3,10 @@ refused with a clear message in the simulator, and verified and timed like numba
 
 import subprocess
 
-import numpy as np
 import pytest
 from cuda.pathfinder import find_nvidia_binary_utility
 
-from util import SIMULATED, cdiv, cuda
+from util import SIMULATED, cdiv
 from util.bench import Registry
 from util.cuda_c import CudaC, CudaCCompileError
 from util.kernel2 import KERNEL2_C, variant7
