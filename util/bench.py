@@ -258,26 +258,29 @@ class Registry:
 
     def numba(self, name: str, kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_args: Sequence = (), *,
               flat: bool = False, sig: Sequence | None = None, jit_options: dict | None = None,
-              tags: Iterable[str] = (), ffma: int = 1, note: str = "") -> Variant:
+              tags: Iterable[str] = (), ffma: int = 1, note: str = "", launch: Launch | None = None) -> Variant:
         """A numba kernel ``kernel(a, b, c, m, n, k, *kernel_args)``. ``sig``: its argument types for static
         analysis (default: what the launch passes, C-contiguous float32 arrays and int64 sizes); ``jit_options``:
         the options it was jitted with when the kernel itself does not keep them (``cuda.jit(sig, **options)``);
-        ``tags``: e.g. ``{INTRINSICS}``; ``ffma``: FFMA one thread does per k-step."""
-        launch = numba_launch(kernel, nthreads, nblocks_fn, kernel_args, flat)
+        ``tags``: e.g. ``{INTRINSICS}``; ``ffma``: FFMA one thread does per k-step. ``launch``: a function
+        ``launch(problem)`` that runs it, for a kernel the standard launch cannot start (one that picks its
+        grid per shape, or launches a second kernel); ``kernel`` is then what the static analysis reads."""
+        launch = launch or numba_launch(kernel, nthreads, nblocks_fn, kernel_args, flat)
         return self.add(Variant(name, launch, "numba", note, kernel, threads=_threads(nthreads),
                                 sig=tuple(sig) if sig is not None else default_sig(flat),
                                 jit_options=dict(jit_options or {}), flat=flat, tags=frozenset(tags),
                                 ffma=ffma))
 
     def cuda_c(self, name: str, twin: Any, nthreads: Any, nblocks_fn: Callable, *, shmem: int = 0,
-               twin_of: str | Sequence[str] = (), ffma: int = 1, note: str = "") -> Variant:
+               twin_of: str | Sequence[str] = (), ffma: int = 1, note: str = "",
+               launch: Launch | None = None) -> Variant:
         """A CUDA C twin (util.cuda_c.CudaC) launched like the numba kernels, on the same arrays; ``twin_of``
-        names the numba variant(s) whose twin it is."""
+        names the numba variant(s) whose twin it is; ``launch`` as for ``numba``."""
         twin_of = (twin_of,) if isinstance(twin_of, str) else tuple(twin_of)
         for of in twin_of:
             if of not in self.variants or self.variants[of].kind != "numba":
                 raise ValueError(f"twin_of={of!r}: no numba variant of that name is registered (register it first)")
-        variant = self.add(Variant(name, twin.launch(nthreads, nblocks_fn, shmem=shmem), "cuda_c", note, twin,
+        variant = self.add(Variant(name, launch or twin.launch(nthreads, nblocks_fn, shmem=shmem), "cuda_c", note, twin,
                                    gpu_only=True, threads=_threads(nthreads), ffma=ffma))
         for of in twin_of:
             self.variants[of] = replace(self.variants[of], twin=name)

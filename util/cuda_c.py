@@ -209,6 +209,33 @@ class CudaC:
         launch.__name__ = self.name
         return launch
 
+    def call(self, grid: Any, block: Any, *args: Any, shmem: int = 0) -> None:
+        """Launch on any arguments: device arrays (passed as pointers; C-contiguous float32) and NumPy scalars
+        (``np.int32(m)``, ``np.int64(mn)``: their size must match the C parameter's). Checked like ``launch``."""
+        grid, block = check_grid(grid), check_nthreads(block)
+        if SIMULATED:
+            raise RuntimeError(SIMULATOR_MESSAGE)
+        values, sizes = [], []
+        for i, x in enumerate(args):
+            if isinstance(x, (np.int32, np.int64, np.uint32, np.uint64, np.float32, np.float64)):
+                values.append(x)
+                sizes.append(x.itemsize)
+            else:
+                values.append(_pointer(x, f"argument {i}"))
+                sizes.append(8)
+        ctx = cuda.current_context()
+        loaded = self._loaded.get(ctx.device.id) or self._load(ctx)
+        if loaded.param_sizes != tuple(sizes):
+            raise TypeError(f"{self.name} takes parameters of sizes {list(loaded.param_sizes)} bytes; this call "
+                            f"passes {list(sizes)} (arrays are 8-byte pointers; pass ints as np.int32/np.int64)")
+        if shmem > loaded.shmem_allowed:
+            self._allow_shmem(loaded, shmem)
+        try:
+            core_launch(loaded.stream, LaunchConfig(grid=grid, block=block, shmem_size=shmem), loaded.kernel,
+                        *values)
+        except Exception as e:
+            raise RuntimeError(f"launching {self.name} with grid={grid}, block={block} failed: {e}") from e
+
     # ---- on the GPU -------------------------------------------------------------------------------------
 
     def _launch(self, p: Problem, grid: tuple[int, ...], block: tuple[int, ...], shmem: int,

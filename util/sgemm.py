@@ -1,0 +1,531 @@
+"""SGEMM on any shape: C = A @ B for float32 A (m x k) and B (k x n), any m, n, k >= 1, in numba and in its C twin.
+
+The ladder's last kernel (sgemm_ladder.ipynb, step 15: 128 x 128 block tiles, warp tiles, double-buffered shared
+memory, 16-byte loads, a lean hot loop) runs near cuBLAS on large squares but drops whole blocks to a checked slow
+path at the edges, every block when n or k is not a multiple of 4 or 8, and cannot fill the GPU when m * n is small.
+This kernel keeps step 15's hot loop and changes what happens around it:
+
+- **clamped edges**: a thread whose row of A (or column of B) lies outside the matrix loads the last row (column)
+  instead; the results it computes from them are never stored. Every block takes the unchecked hot loop.
+- **a K tail**: whole BK-deep tiles take the hot loop; the last partial tile (k % BK) is loaded once with checks
+  and zeros.
+- **alignment variants**: 16-byte loads of A when k % 4 == 0 and of B when n % 4 == 0 (and the arrays are 16-byte
+  aligned), 4-byte loads otherwise: four compiled variants, picked per call.
+- **split-K**: when m * n has too few tiles to fill the GPU, blockIdx.z splits K into slices; each writes its
+  partial C into a workspace and a second kernel adds the slices in a fixed order (deterministic).
+
+The strategy (tile, split, variant) comes from ``plan``: a documented cost rule (waves of blocks times the K
+tiles each block walks, plus the workspace traffic), not a table of shapes.
+
+    from util.sgemm import sgemm
+    sgemm(a, b, c)                      # numba; a, b, c C-contiguous float32 device arrays
+    sgemm(a, b, c, compiler="cuda_c")   # the C twin (util/sgemm_any_shape.cu), same plan, same workspace
+    plan(m, n, k)                       # the strategy a call would take, and why
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .backend import SIMULATED, cuda
+from .memory import cdiv
+
+TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A BM x BN block tile, BK deep, of NT = 256 threads: 8 warps of WM x WN, a lane computing WMI x WNI blocks
+    of TM x TN results, SM x SN apart (the ladder's step 15b); PAD floats pad the rows of the transposed A tile."""
+
+    BM: int = 128
+    BN: int = 128
+    BK: int = 8
+    TM: int = 4
+    TN: int = 4
+    WM: int = 32
+    WN: int = 64
+    WMI: int = 2
+    WNI: int = 2
+    PAD: int = 4
+    MINB: int = 2  # launch_bounds' second argument: blocks per SM the registers must allow
+
+    @property
+    def NT(self) -> int:
+        return 32 * (self.BM // self.WM) * (self.BN // self.WN)
+
+    @property
+    def ffma(self) -> int:
+        """FFMA one thread does per k-step."""
+        return self.WMI * self.TM * self.WNI * self.TN
+
+    def macros(self) -> list[str]:
+        return [f"-D{n}={getattr(self, n)}" for n in "BM BN BK TM TN WM WN WMI WNI PAD MINB".split()]
+
+
+TILE = Tile()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one call runs: ``splits`` slices of K, ``kslice`` deep each (a multiple of BK), on a grid of
+    (n tiles, m tiles, splits) blocks; 16-byte loads of A (``va``) and B (``vb``); 64-bit offsets (``wide``)."""
+
+    m: int
+    n: int
+    k: int
+    splits: int
+    kslice: int
+    va: bool
+    vb: bool
+    wide: bool
+    tile: Tile = TILE
+    why: str = ""
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        return (cdiv(self.n, self.tile.BN), cdiv(self.m, self.tile.BM), self.splits)
+
+    @property
+    def variant(self) -> str:
+        """The compiled variant's name: which operands take 16-byte loads, and the offset width."""
+        loads = {(True, True): "vec A,B", (True, False): "vec A", (False, True): "vec B", (False, False): "scalar"}
+        return loads[(self.va, self.vb)] + (", 64-bit" if self.wide else "")
+
+    @property
+    def workspace_floats(self) -> int:
+        return self.splits * self.m * self.n if self.splits > 1 else 0
+
+
+# The cost rule's constants: one BK-deep tile of a 128 x 128 block, two blocks an SM, at the fp32 peak of an
+# H200-class SM (128 FMA lanes at ~1.98 GHz: 2 * 128 * 128 * 8 FMA / 128 lanes / 1.98e9 = 1.03 us); a block's
+# fixed cost (prologue, epilogue) in tiles; the rate at which the split workspace is written and read back; and
+# the cost of the second launch.
+TILE_SECONDS = 1.03e-6
+BLOCK_OVERHEAD_TILES = 2.0
+WORKSPACE_BYTES_PER_S = 3.0e12
+SECOND_LAUNCH_S = 3e-6
+MAX_SPLITS = 32
+
+
+def _sms() -> int:
+    if SIMULATED:
+        return 4  # the simulator's stand-in "GPU": small, so that small problems exercise split-K
+    return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+
+
+def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
+         aligned: tuple[bool, bool] = (True, True), wide: bool | None = None, tile: Tile = TILE) -> Plan:
+    """The strategy for C (m x n) = A (m x k) @ B (k x n).
+
+    Split-K: for each candidate number of slices s (1..32, each slice whole BK tiles), the estimated time is
+    ``waves(s) * (tiles per slice + BLOCK_OVERHEAD_TILES) * TILE_SECONDS`` with ``waves(s) = ceil(blocks(s) /
+    (sms * MINB))``, plus for s > 1 the workspace traffic ((2s + 1) * m * n * 4 bytes) and a second launch; the
+    cheapest s wins (the smallest on a tie). ``splits`` forces a number of slices (it is checked, never clamped).
+    16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
+    starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
+    """
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
+            raise ValueError(f"{name} must be an int in 1..2^31-1, got {v!r}")
+    m, n, k = int(m), int(n), int(k)
+    sms = _sms() if sms is None else sms
+    slots = sms * tile.MINB
+    ktiles = cdiv(k, tile.BK)
+    tiles = cdiv(m, tile.BM) * cdiv(n, tile.BN)
+
+    def cost(s: int) -> float:
+        per = cdiv(ktiles, s)
+        waves = cdiv(tiles * s, slots)
+        t = waves * (per + BLOCK_OVERHEAD_TILES) * TILE_SECONDS
+        if s > 1:
+            t += (2 * s + 1) * m * n * 4 / WORKSPACE_BYTES_PER_S + SECOND_LAUNCH_S
+        return t
+
+    if splits is None:
+        # only counts of slices that are all non-empty: s = ceil(ktiles / per) for some per
+        candidates = sorted({cdiv(ktiles, cdiv(ktiles, s)) for s in range(1, min(MAX_SPLITS, ktiles) + 1)})
+        costs = {s: cost(s) for s in candidates}
+        splits = min(candidates, key=lambda s: (costs[s], s))
+        why = (f"{tiles} tiles of {tile.BM}x{tile.BN} on {slots} block slots ({sms} SMs x {tile.MINB}); "
+               f"{ktiles} k-tiles: {splits} slice(s) est. {costs[splits] * 1e6:.0f} us (1 slice: "
+               f"{costs[1] * 1e6:.0f} us)")
+    else:
+        if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= ktiles:
+            raise ValueError(f"splits must be an int in 1..{ktiles} (the number of {tile.BK}-deep k-tiles), "
+                             f"got {splits!r}")
+        if cdiv(ktiles, cdiv(ktiles, splits)) != splits:
+            raise ValueError(f"splits={splits} would leave a slice empty: {ktiles} k-tiles in slices of "
+                             f"{cdiv(ktiles, splits)} make {cdiv(ktiles, cdiv(ktiles, splits))}")
+        why = f"splits={splits} given"
+    splits = int(splits)
+    kslice = cdiv(ktiles, splits) * tile.BK
+    big = max(m * k, k * n, splits * m * n if splits > 1 else 0) + tile.BN * tile.BK  # + what a clamp may reach
+    wide = big > INT32_MAX if wide is None else bool(wide)
+    va = k % 4 == 0 and aligned[0]
+    vb = n % 4 == 0 and aligned[1]
+    return Plan(m, n, k, splits, kslice, va, vb, wide, tile, why)
+
+
+# ---- numba ----------------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED):
+    """The numba kernel ``gemm(a, b, out, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
+    ``gridDim.z`` slices of m x n (C itself when there is one).
+
+    Its shared tiles are 16-byte aligned (without that, ptxas does not always prove a fragment's 4 floats
+    aligned and reads them one by one: LDS instead of LDS.128). numba's simulator takes no alignment:
+    ``simulator=True`` builds the kernel it runs; ``simulator=False`` the one a compiler sees (the default on a
+    GPU; pass it for static analysis from a simulator process)."""
+    from numba import float32, int32, int64, uint32
+
+    from .intrinsics import add_nsw, at, ldg128_at
+
+    BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD = (tile.BM, tile.BN, tile.BK, tile.TM, tile.TN, tile.WM, tile.WN,
+                                                 tile.WMI, tile.WNI, tile.PAD)
+    NT = tile.NT
+    WARPS_N, LN = BN // WN, WN // (WNI * TN)
+    SM, SN, FM, FN, BMP = WM // WMI, WN // WNI, WMI * TM, WNI * TN, BM + PAD
+    A4, B4 = BM * BK // 4 // NT, BK * BN // 4 // NT
+    assert A4 * 4 * NT == BM * BK and B4 * 4 * NT == BK * BN and BK == 8, "whole 4-float pieces, 8 k-steps a tile"
+    OFF = int64 if wide else int32  # the type of every element offset
+    VA, VB = bool(va), bool(vb)
+    ALIGN = None if simulator else 16
+
+    @cuda.jit(device=True)
+    def kstep(acc, fa, fb, AsT, Bs, buf, kk, am, bn):
+        """One k-step: the fragments of row kk of both tiles, then FM x FN FMAs."""
+        for mi in range(WMI):
+            for i in range(TM):
+                fa[mi * TM + i] = AsT[buf, kk, am + mi * SM + i]
+        for ni in range(WNI):
+            for j in range(TN):
+                fb[ni * TN + j] = Bs[buf, kk, bn + ni * SN + j]
+        for i in range(FM):
+            for j in range(FN):
+                acc[i, j] += fa[i] * fb[j]
+
+    @cuda.jit(device=True)
+    def ktile(acc, fa, fb, AsT, Bs, buf, am, bn):
+        """All 8 k-steps of the tile in buffer buf, written out: constant shared offsets."""
+        kstep(acc, fa, fb, AsT, Bs, buf, 0, am, bn)
+        kstep(acc, fa, fb, AsT, Bs, buf, 1, am, bn)
+        kstep(acc, fa, fb, AsT, Bs, buf, 2, am, bn)
+        kstep(acc, fa, fb, AsT, Bs, buf, 3, am, bn)
+        kstep(acc, fa, fb, AsT, Bs, buf, 4, am, bn)
+        kstep(acc, fa, fb, AsT, Bs, buf, 5, am, bn)
+        kstep(acc, fa, fb, AsT, Bs, buf, 6, am, bn)
+        kstep(acc, fa, fb, AsT, Bs, buf, 7, am, bn)
+
+    @cuda.jit(device=True)
+    def stage(AsT, Bs, nxt, ra, rb, t):
+        """The tile held in registers -> shared buffer nxt (A transposed)."""
+        for l in range(A4):
+            r = (t + l * NT) // (BK // 4)
+            q = (t + l * NT) % (BK // 4) * 4
+            for x in range(4):
+                AsT[nxt, q + x, r] = ra[l, x]
+        for l in range(B4):
+            r = (t + l * NT) // (BN // 4)
+            q = (t + l * NT) % (BN // 4) * 4
+            for x in range(4):
+                Bs[nxt, r, q + x] = rb[l, x]
+
+    @cuda.jit(device=True)
+    def fetch(a, b, ra, rb, pa, pb, bstep):
+        """A whole tile -> registers from walking offsets, no checks (edge rows and columns were clamped)."""
+        for l in range(A4):
+            if VA:
+                ra[l, 0], ra[l, 1], ra[l, 2], ra[l, 3] = ldg128_at(a, pa[l])
+            else:
+                for x in range(4):
+                    ra[l, x] = at(a, add_nsw(pa[l], OFF(x)))
+            pa[l] = add_nsw(pa[l], OFF(BK))
+        for l in range(B4):
+            if VB:
+                rb[l, 0], rb[l, 1], rb[l, 2], rb[l, 3] = ldg128_at(b, pb[l, 0])
+                pb[l, 0] = add_nsw(pb[l, 0], bstep)
+            else:
+                for x in range(4):
+                    rb[l, x] = at(b, pb[l, x])
+                    pb[l, x] = add_nsw(pb[l, x], bstep)
+
+    @cuda.jit(device=True)
+    def arow(brow, t, l, m):
+        """The row of A this thread loads for piece l: past the last row, the last row (clamped)."""
+        return min(brow + OFF((t + l * NT) // (BK // 4)), m - OFF(1))
+
+    @cuda.jit(device=True)
+    def bcol(bcl, t, l, x, n):
+        """Column x of B's piece l of this thread, clamped inside the matrix (a whole aligned piece with VB)."""
+        q = bcl + OFF((t + l * NT) % (BN // 4) * 4)
+        return min(q, n - OFF(4)) + OFF(x) if VB else min(q + OFF(x), n - OFF(1))
+
+    @cuda.jit(device=True)
+    def fetch_tail(a, b, ra, rb, k0, kend, brow, bcl, m, n, k, t):
+        """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend (rows and columns recomputed
+        here, so that nothing of the tail's stays live in the hot loop)."""
+        for l in range(A4):
+            r0 = arow(brow, t, l, m) * k + k0 + OFF((t + l * NT) % (BK // 4) * 4)
+            kq = k0 + OFF((t + l * NT) % (BK // 4) * 4)
+            for x in range(4):
+                ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
+        for l in range(B4):
+            kr = k0 + OFF((t + l * NT) // (BN // 4))
+            for x in range(4):
+                rb[l, x] = at(b, kr * n + bcol(bcl, t, l, x, n)) if kr < kend else float32(0.0)
+
+    def gemm(a, b, out, m, n, k, kslice):
+        """Step 15's hot loop for every block: edge rows and columns clamped (their results are not stored), a
+        K tail loaded once with checks, slice blockIdx.z of K written to out[blockIdx.z]."""
+        AsT = cuda.shared.array((2, BK, BMP), float32, alignment=ALIGN)
+        Bs = cuda.shared.array((2, BK, BN), float32, alignment=ALIGN)
+        ra = cuda.local.array((A4, 4), float32)
+        rb = cuda.local.array((B4, 4), float32)
+        pa = cuda.local.array(A4, OFF)       # walking offsets of this thread's pieces of the next tile
+        pb = cuda.local.array((B4, 4), OFF)  # (one per piece with 16-byte loads, one per column without)
+        t = uint32(cuda.threadIdx.x)
+        warp = t // 32
+        lane = t % 32
+        am = (warp // WARPS_N) * WM + (lane // LN) * TM
+        bn = (warp % WARPS_N) * WN + (lane % LN) * TN
+        mm, nn, kk = OFF(m), OFF(n), OFF(k)
+        brow = OFF(cuda.blockIdx.y) * OFF(BM)
+        bcl = OFF(cuda.blockIdx.x) * OFF(BN)
+        kbeg = OFF(cuda.blockIdx.z) * OFF(kslice)
+        kend = min(kbeg + OFF(kslice), kk)
+        acc = cuda.local.array((FM, FN), float32)
+        fa = cuda.local.array(FM, float32)
+        fb = cuda.local.array(FN, float32)
+        for i in range(FM):
+            for j in range(FN):
+                acc[i, j] = float32(0.0)
+        for l in range(A4):
+            pa[l] = arow(brow, t, l, mm) * kk + kbeg + OFF((t + l * NT) % (BK // 4) * 4)
+        for l in range(B4):
+            r = kbeg + OFF((t + l * NT) // (BN // 4))
+            for x in range(4):
+                pb[l, x] = r * nn + bcol(bcl, t, l, x, nn)
+        bstep = OFF(OFF(BK) * nn)
+        ntiles = (kend - kbeg + OFF(BK - 1)) // OFF(BK)
+        nfull = (kend - kbeg) // OFF(BK)
+        if nfull > 0:
+            fetch(a, b, ra, rb, pa, pb, bstep)
+        else:
+            fetch_tail(a, b, ra, rb, kbeg, kend, brow, bcl, mm, nn, kk, t)
+        stage(AsT, Bs, 0, ra, rb, t)
+        cuda.syncthreads()
+        pairs = (nfull - OFF(1)) // OFF(2) if nfull > 0 else OFF(0)  # passes whose two next tiles are whole
+        kt = OFF(0)
+        while kt < pairs:  # two tiles a pass: both buffer indices are constants
+            fetch(a, b, ra, rb, pa, pb, bstep)
+            ktile(acc, fa, fb, AsT, Bs, 0, am, bn)
+            stage(AsT, Bs, 1, ra, rb, t)
+            cuda.syncthreads()
+            fetch(a, b, ra, rb, pa, pb, bstep)
+            ktile(acc, fa, fb, AsT, Bs, 1, am, bn)
+            stage(AsT, Bs, 0, ra, rb, t)
+            cuda.syncthreads()
+            kt = add_nsw(kt, OFF(1))
+        j = OFF(2) * pairs  # the tile in buffer 0
+        buf = uint32(0)
+        while j < ntiles:  # the last whole tile or two and the tail: one copy of ktile for all of them
+            more = j + OFF(1) < ntiles
+            if j + OFF(1) < nfull:
+                fetch(a, b, ra, rb, pa, pb, bstep)
+            elif more:
+                fetch_tail(a, b, ra, rb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, bcl, mm, nn, kk, t)
+            ktile(acc, fa, fb, AsT, Bs, buf, am, bn)
+            if more:
+                stage(AsT, Bs, buf ^ uint32(1), ra, rb, t)
+            cuda.syncthreads()
+            buf ^= uint32(1)
+            j += OFF(1)
+        base = int64(cuda.blockIdx.z) * int64(m) * int64(n)
+        for mi in range(WMI):
+            for i in range(TM):
+                row = int64(brow) + am + mi * SM + i
+                for ni in range(WNI):
+                    for jj in range(TN):
+                        col = int64(bcl) + bn + ni * SN + jj
+                        if row < m and col < n:
+                            out[base + row * n + col] = acc[mi * TM + i, ni * TN + jj]
+
+    return cuda.jit(launch_bounds=(NT, tile.MINB))(gemm)
+
+
+@cuda.jit
+def splitk_sum(ws, c, mn, splits):
+    """c[i] = ws[0 * mn + i] + ws[1 * mn + i] + ... in that order, for every i < mn (a grid-stride loop)."""
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < mn:
+        s = ws[i]
+        for z in range(1, splits):
+            s += ws[z * mn + i]
+        c[i] = s
+        i += stride
+
+
+SUM_THREADS = 256
+
+
+def _sum_blocks(mn: int) -> int:
+    return min(cdiv(mn, SUM_THREADS), 65535)
+
+
+# ---- the call ------------------------------------------------------------------------------------------------
+
+def _cai(x: Any) -> dict | None:
+    return getattr(x, "__cuda_array_interface__", None)
+
+
+def _describe(name: str, x: Any) -> tuple[tuple[int, ...], Any]:
+    """(shape, x as a numba device array) of a C-contiguous float32 2-D device array, or a clear error."""
+    if isinstance(x, np.ndarray):
+        raise TypeError(f"{name} is a NumPy (host) array: copy it to the GPU first (cuda.to_device({name}))")
+    if SIMULATED:
+        if not hasattr(x, "copy_to_host"):
+            raise TypeError(f"{name} must be a device array (cuda.to_device), got {type(x).__name__}")
+        arr, dtype, shape = x, x.dtype, tuple(x.shape)
+        contiguous = x.is_c_contiguous()
+    else:
+        cai = _cai(x)
+        if cai is None:
+            raise TypeError(f"{name} must be a CUDA device array (numba's, or any with __cuda_array_interface__ "
+                            f"such as a torch CUDA tensor), got {type(x).__name__}")
+        arr = cuda.as_cuda_array(x)
+        dtype, shape = arr.dtype, tuple(arr.shape)
+        contiguous = arr.is_c_contiguous()
+    if dtype != np.float32:
+        raise TypeError(f"{name} must be float32, got {dtype}: convert it first (e.g. {name}.astype(np.float32))")
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got shape {shape}")
+    if not contiguous:
+        raise ValueError(f"{name} must be C-contiguous (row-major, rows packed); got a strided view of shape "
+                         f"{shape}: make a contiguous copy first (cuda.device_array_like + copy, or "
+                         f"torch's .contiguous())")
+    if 0 in shape:
+        raise ValueError(f"{name} has an empty dimension (shape {shape}): m, n and k must be at least 1")
+    return shape, arr
+
+
+def _aligned16(arr: Any) -> bool:
+    if SIMULATED:
+        return True
+    return arr.__cuda_array_interface__["data"][0] % 16 == 0
+
+
+_workspace: dict[str, Any] = {}
+
+
+def _workspace_for(floats: int):
+    """A cached device buffer of at least ``floats`` float32 (grown, never shrunk)."""
+    ws = _workspace.get("ws")
+    if ws is None or ws.size < floats:
+        ws = cuda.device_array(floats, dtype=np.float32)
+        _workspace["ws"] = ws
+    return ws[:floats]
+
+
+def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any]:
+    """(m, n, k) and the three as device arrays; a clear error, before anything is written, if they do not fit."""
+    (m, k), a = _describe("a", a)
+    (k2, n), b = _describe("b", b)
+    if k2 != k:
+        raise ValueError(f"inner dimensions differ: a is {m}x{k}, b is {k2}x{n}; C = A @ B needs b with {k} rows")
+    (mc, nc), c = _describe("c", c)
+    if (mc, nc) != (m, n):
+        raise ValueError(f"c must be {m}x{n} (a's rows x b's columns), got {mc}x{nc}")
+    if not SIMULATED:
+        lo, hi = (lambda x: (x.__cuda_array_interface__["data"][0],
+                             x.__cuda_array_interface__["data"][0] + 4 * x.size))(c)
+        for name, x in (("a", a), ("b", b)):
+            xl = x.__cuda_array_interface__["data"][0]
+            if xl < hi and lo < xl + 4 * x.size:
+                raise ValueError(f"c overlaps {name}: the output must be a separate array")
+    return m, n, k, a, b, c
+
+
+def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
+          wide: bool | None = None) -> Plan:
+    """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
+    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide`` override the plan (tests, studies)."""
+    if compiler not in ("numba", "cuda_c"):
+        raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
+    m, n, k, a, b, c = check_operands(a, b, c)
+    p = plan(m, n, k, splits=splits, wide=wide, aligned=(_aligned16(a), _aligned16(b)))
+    if compiler == "cuda_c":
+        if SIMULATED:
+            raise RuntimeError("the C twin needs a GPU (the simulator runs numba kernels only)")
+        _run_c(p, a, b, c)
+    else:
+        _run_numba(p, a, b, c)
+    return p
+
+
+def _run_numba(p: Plan, a: Any, b: Any, c: Any) -> None:
+    af, bf, cf = a.reshape(p.m * p.k), b.reshape(p.k * p.n), c.reshape(p.m * p.n)
+    out = _workspace_for(p.workspace_floats) if p.splits > 1 else cf
+    numba_kernel(p.va, p.vb, p.wide, p.tile)[p.grid, p.tile.NT](af, bf, out, p.m, p.n, p.k, p.kslice)
+    if p.splits > 1:
+        splitk_sum[_sum_blocks(p.m * p.n), SUM_THREADS](out, cf, p.m * p.n, p.splits)
+
+
+@lru_cache(maxsize=None)
+def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE):
+    """The C twin of ``numba_kernel(va, vb, wide, tile)``: util/sgemm_any_shape.cu with those macros."""
+    from .cuda_c import CudaC
+
+    options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}"]
+    return CudaC.from_file(TWIN_SOURCE, "gemm_c", options=options)
+
+
+@lru_cache(maxsize=None)
+def c_splitk_sum():
+    from .cuda_c import CudaC
+
+    return CudaC.from_file(TWIN_SOURCE, "splitk_sum_c")
+
+
+def _run_c(p: Plan, a: Any, b: Any, c: Any) -> None:
+    out = _workspace_for(p.workspace_floats) if p.splits > 1 else c
+    c_twin(p.va, p.vb, p.wide, p.tile).call(p.grid, p.tile.NT, a, b, out, np.int32(p.m), np.int32(p.n),
+                                            np.int32(p.k), np.int32(p.kslice))
+    if p.splits > 1:
+        c_splitk_sum().call(_sum_blocks(p.m * p.n), SUM_THREADS, out, c, np.int64(p.m * p.n), np.int32(p.splits))
+
+
+def numba_sig(wide: bool = False) -> tuple:
+    """The argument types ``sgemm`` passes the numba kernel: flat float32 arrays and int64 sizes."""
+    from numba import float32, int64
+
+    return (float32[::1],) * 3 + (int64,) * 4
+
+
+def register(reg: Any, name: str = "16 any shape", c_name: str = "16 C", **plan_options: Any) -> None:
+    """Add the numba kernel (``sgemm``) and its C twin (``sgemm(compiler="cuda_c")``) to a util.bench.Registry,
+    each launched through ``sgemm`` with ``plan_options`` (``splits=1``: no split-K); their static analysis
+    reads the variant that 16-byte loads both operands."""
+    from .bench import INTRINSICS
+
+    def numba_launch(p):
+        sgemm(p.a, p.b, p.c, **plan_options)
+
+    def c_launch(p):
+        sgemm(p.a, p.b, p.c, compiler="cuda_c", **plan_options)
+
+    unused_grid = lambda mn, nthreads: 1  # noqa: E731 - the launch plans its own grid
+    reg.numba(name, numba_kernel(True, True, False, simulator=False), TILE.NT, unused_grid, flat=True,
+              sig=numba_sig(), jit_options={"launch_bounds": (TILE.NT, TILE.MINB)}, tags={INTRINSICS},
+              ffma=TILE.ffma, launch=numba_launch,
+              note="step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned, split-K by plan()")
+    reg.cuda_c(c_name, c_twin(True, True, False), TILE.NT, unused_grid, twin_of=name, ffma=TILE.ffma,
+               launch=c_launch, note=f"CUDA C twin of {name}: the same plan, the same workspace")

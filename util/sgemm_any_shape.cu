@@ -1,0 +1,184 @@
+// CUDA C twin of util/sgemm.py's numba kernel: SGEMM on any shape, the same algorithm in C.
+// Step 15's hot loop (sgemm_ladder.ipynb) for every block: edge rows of A and columns of B clamped (their results
+// are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice.
+// Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB; VA / VB: 16-byte loads of A / B; WIDE: 64-bit offsets.
+#ifdef BM
+#define WARPS_N (BN / WN)
+#define NT (32 * (BM / WM) * WARPS_N)
+#define LN (WN / (WNI * TN))
+#define SM (WM / WMI)
+#define SN (WN / WNI)
+#define FM (WMI * TM)
+#define FN (WNI * TN)
+#define A4 (BM * BK / 4 / NT)
+#define B4 (BK * BN / 4 / NT)
+#if WIDE
+typedef long long off_t_;
+#else
+typedef int off_t_;
+#endif
+typedef float TileA[2][BK][BM + PAD];
+typedef float TileB[2][BK][BN];
+
+// all BK k-steps of the tile in buffer buf
+__device__ __forceinline__ void ktile(float (&acc)[FM][FN], const TileA& AsT, const TileB& Bs, int buf, int am, int bn) {
+    float fa[FM], fb[FN];
+    #pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+        #pragma unroll
+        for (int mi = 0; mi < WMI; ++mi)
+            #pragma unroll
+            for (int i = 0; i < TM; ++i) fa[mi * TM + i] = AsT[buf][kk][am + mi * SM + i];
+        #pragma unroll
+        for (int ni = 0; ni < WNI; ++ni)
+            #pragma unroll
+            for (int j = 0; j < TN; ++j) fb[ni * TN + j] = Bs[buf][kk][bn + ni * SN + j];
+        #pragma unroll
+        for (int i = 0; i < FM; ++i)
+            #pragma unroll
+            for (int j = 0; j < FN; ++j) acc[i][j] += fa[i] * fb[j];
+    }
+}
+
+// the tile held in registers -> shared buffer nxt (A transposed)
+__device__ __forceinline__ void stage(TileA& AsT, TileB& Bs, int nxt, const float (&ra)[A4][4], const float (&rb)[B4][4], int t) {
+    #pragma unroll
+    for (int l = 0; l < A4; ++l) {
+        const int r = (t + l * NT) / (BK / 4), q = (t + l * NT) % (BK / 4) * 4;
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) AsT[nxt][q + x][r] = ra[l][x];
+    }
+    #pragma unroll
+    for (int l = 0; l < B4; ++l) {
+        const int r = (t + l * NT) / (BN / 4), q = (t + l * NT) % (BN / 4) * 4;
+        *reinterpret_cast<float4*>(&Bs[nxt][r][q]) = make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
+    }
+}
+
+// a whole tile -> registers from walking offsets, no checks
+__device__ __forceinline__ void fetch(const float* __restrict__ a, const float* __restrict__ b, float (&ra)[A4][4],
+                                      float (&rb)[B4][4], off_t_ (&pa)[A4], off_t_ (&pb)[B4][4], off_t_ bstep) {
+    #pragma unroll
+    for (int l = 0; l < A4; ++l) {
+#if VA
+        const float4 v = *reinterpret_cast<const float4*>(a + pa[l]);
+        ra[l][0] = v.x; ra[l][1] = v.y; ra[l][2] = v.z; ra[l][3] = v.w;
+#else
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) ra[l][x] = a[pa[l] + x];
+#endif
+        pa[l] += BK;
+    }
+    #pragma unroll
+    for (int l = 0; l < B4; ++l) {
+#if VB
+        const float4 v = *reinterpret_cast<const float4*>(b + pb[l][0]);
+        rb[l][0] = v.x; rb[l][1] = v.y; rb[l][2] = v.z; rb[l][3] = v.w;
+        pb[l][0] += bstep;
+#else
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) { rb[l][x] = b[pb[l][x]]; pb[l][x] += bstep; }
+#endif
+    }
+}
+
+// the row of A this thread loads for piece l: past the last row, the last row (clamped)
+__device__ __forceinline__ off_t_ arow(off_t_ brow, int t, int l, int m) {
+    return min(brow + (t + l * NT) / (BK / 4), (off_t_)m - 1);
+}
+
+// column x of B's piece l of this thread, clamped inside the matrix (a whole aligned piece with VB)
+__device__ __forceinline__ off_t_ bcol(off_t_ bcl, int t, int l, int x, int n) {
+    const off_t_ q = bcl + (t + l * NT) % (BN / 4) * 4;
+#if VB
+    return min(q, (off_t_)n - 4) + x;
+#else
+    return min(q + x, (off_t_)n - 1);
+#endif
+}
+
+// the last, partial tile -> registers: zeros past kend (rows and columns recomputed here)
+__device__ __forceinline__ void fetch_tail(const float* __restrict__ a, const float* __restrict__ b, float (&ra)[A4][4],
+                                           float (&rb)[B4][4], off_t_ k0, off_t_ kend, off_t_ brow, off_t_ bcl,
+                                           int m, int n, int k, int t) {
+    #pragma unroll
+    for (int l = 0; l < A4; ++l) {
+        const off_t_ kq = k0 + (t + l * NT) % (BK / 4) * 4, r0 = arow(brow, t, l, m) * k + kq;
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) ra[l][x] = kq + x < kend ? a[r0 + x] : 0.f;
+    }
+    #pragma unroll
+    for (int l = 0; l < B4; ++l) {
+        const off_t_ kr = k0 + (t + l * NT) / (BN / 4);
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) rb[l][x] = kr < kend ? b[kr * n + bcol(bcl, t, l, x, n)] : 0.f;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __restrict__ a, const float* __restrict__ b,
+                                                              float* __restrict__ out, int m, int n, int k, int kslice) {
+    __shared__ __align__(16) TileA AsT;
+    __shared__ __align__(16) TileB Bs;
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+    const int am = (warp / WARPS_N) * WM + (lane / LN) * TM, bn = (warp % WARPS_N) * WN + (lane % LN) * TN;
+    const off_t_ brow = (off_t_)blockIdx.y * BM, bcl = (off_t_)blockIdx.x * BN;
+    const off_t_ kbeg = (off_t_)blockIdx.z * kslice, kend = min(kbeg + kslice, (off_t_)k);
+    float acc[FM][FN] = {{0.f}};
+    float ra[A4][4], rb[B4][4];
+    off_t_ pa[A4], pb[B4][4];
+    #pragma unroll
+    for (int l = 0; l < A4; ++l) pa[l] = arow(brow, t, l, m) * k + kbeg + (t + l * NT) % (BK / 4) * 4;
+    #pragma unroll
+    for (int l = 0; l < B4; ++l) {
+        const off_t_ r = kbeg + (t + l * NT) / (BN / 4);
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) pb[l][x] = r * n + bcol(bcl, t, l, x, n);
+    }
+    const off_t_ bstep = (off_t_)BK * n;
+    const off_t_ ntiles = (kend - kbeg + BK - 1) / BK, nfull = (kend - kbeg) / BK;
+    if (nfull > 0) fetch(a, b, ra, rb, pa, pb, bstep);
+    else fetch_tail(a, b, ra, rb, kbeg, kend, brow, bcl, m, n, k, t);
+    stage(AsT, Bs, 0, ra, rb, t);
+    __syncthreads();
+    int buf = 0;
+    off_t_ j = 0;  // the tile in buffer buf
+    for (; j + 1 < nfull; ++j) {  // one tile a pass, as the ladder's C twin: nvcc keeps both buffers' addresses
+        fetch(a, b, ra, rb, pa, pb, bstep);
+        ktile(acc, AsT, Bs, buf, am, bn);
+        stage(AsT, Bs, 1 - buf, ra, rb, t);
+        __syncthreads();
+        buf = 1 - buf;
+    }
+    for (; j < ntiles; ++j) {  // the last whole tile or two and the tail: one copy of ktile for all of them
+        const bool more = j + 1 < ntiles;
+        if (j + 1 < nfull) fetch(a, b, ra, rb, pa, pb, bstep);
+        else if (more) fetch_tail(a, b, ra, rb, kbeg + (j + 1) * BK, kend, brow, bcl, m, n, k, t);
+        ktile(acc, AsT, Bs, buf, am, bn);
+        if (more) stage(AsT, Bs, 1 - buf, ra, rb, t);
+        __syncthreads();
+        buf = 1 - buf;
+    }
+    const long long base = (long long)blockIdx.z * m * n;
+    #pragma unroll
+    for (int mi = 0; mi < WMI; ++mi)
+        #pragma unroll
+        for (int i = 0; i < TM; ++i)
+            #pragma unroll
+            for (int ni = 0; ni < WNI; ++ni)
+                #pragma unroll
+                for (int jj = 0; jj < TN; ++jj) {
+                    const long long row = brow + am + mi * SM + i, col = bcl + bn + ni * SN + jj;
+                    if (row < m && col < n) out[base + row * n + col] = acc[mi * TM + i][ni * TN + jj];
+                }
+}
+#else  // compiled without the tile macros: the split-K sum alone
+
+// c[i] = ws[0 * mn + i] + ws[1 * mn + i] + ... in that order (the numba splitk_sum's twin)
+extern "C" __global__ void splitk_sum_c(const float* __restrict__ ws, float* __restrict__ c, long long mn, int splits) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < mn; i += (long long)gridDim.x * blockDim.x) {
+        float s = ws[i];
+        for (int z = 1; z < splits; ++z) s += ws[z * mn + i];
+        c[i] = s;
+    }
+}
+#endif
