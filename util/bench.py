@@ -311,7 +311,7 @@ class Registry:
 
     def run(self, m: int | None = None, n: int | None = None, k: int | None = None, *, runs: int = 10,
             seed: int = 0, only: Sequence[str] | None = None, flush: bool | None = None, shuffle: bool = False,
-            verbose: bool = True) -> Table:
+            hide_launch: bool = False, verbose: bool = True) -> Table:
         """Verify each variant on one random problem, then time them ``runs`` times, interleaved (in a new
         random order each round with ``shuffle``)."""
         m, n, k = default_sizes(m, n, k, quiet=not verbose)
@@ -320,7 +320,7 @@ class Registry:
                    for v in chosen if v.gpu_only and SIMULATED}
         todo = [v for v in chosen if v.name not in skipped]
         res = run_verified(problem(m, n, k, seed), runs, {v.name: v.launch for v in todo}, timer="events",
-                           flush=flush, shuffle=shuffle)
+                           flush=flush, shuffle=shuffle, hide_launch=hide_launch)
         table = Table([res[v.name] for v in todo], todo, device_name(), skipped)
         if verbose:
             for v in todo:
@@ -349,10 +349,11 @@ class Registry:
         return ShapeCheck([v.name for v in todo], [tuple(s) for s in shapes], wrong, skipped)
 
     def sweep(self, shapes: Sequence[int | tuple[int, int, int]], *, only: Sequence[str] | None = None,
-              runs: int = 5, flush: bool | None = None) -> Sweep:
+              runs: int = 5, flush: bool | None = None, shuffle: bool = False, hide_launch: bool = False) -> Sweep:
         """One verified, interleaved run per shape (an int s means s x s x s) of the chosen variants."""
         full = [(s, s, s) if isinstance(s, int) else tuple(s) for s in shapes]
-        tables = [self.run(*shape, runs=runs, only=only, flush=flush, verbose=False) for shape in full]
+        tables = [self.run(*shape, runs=runs, only=only, flush=flush, shuffle=shuffle, hide_launch=hide_launch,
+                           verbose=False) for shape in full]
         return Sweep(full, tables)
 
     # ---- static analysis ---------------------------------------------------------------------------------

@@ -120,6 +120,7 @@ def _sms() -> int:
     return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
 
 
+@lru_cache(maxsize=4096)
 def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
          aligned: tuple[bool, bool] = (True, True), wide: bool | None = None, tile: Tile = TILE) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
@@ -457,26 +458,76 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
           wide: bool | None = None) -> Plan:
     """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
-    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide`` override the plan (tests, studies)."""
-    if compiler not in ("numba", "cuda_c"):
-        raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
-    m, n, k, a, b, c = check_operands(a, b, c)
-    p = plan(m, n, k, splits=splits, wide=wide, aligned=(_aligned16(a), _aligned16(b)))
-    if compiler == "cuda_c":
-        if SIMULATED:
+    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide`` override the plan (tests, studies).
+
+    The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
+    called on (``prepare``), so that a repeated call costs little more than the launches."""
+    call = _cached(a, b, c, compiler, splits, wide)
+    call()
+    return call.plan
+
+
+class Prepared:
+    """One checked, planned C = A @ B, ready to launch again and again: ``g = prepare(a, b, c); g()``."""
+
+    def __init__(self, a: Any, b: Any, c: Any, compiler: str = "numba", splits: int | None = None,
+                 wide: bool | None = None) -> None:
+        if compiler not in ("numba", "cuda_c"):
+            raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
+        if compiler == "cuda_c" and SIMULATED:
             raise RuntimeError("the C twin needs a GPU (the simulator runs numba kernels only)")
-        _run_c(p, a, b, c)
-    else:
-        _run_numba(p, a, b, c)
-    return p
+        m, n, k, a, b, c = check_operands(a, b, c)
+        self.plan = p = plan(m, n, k, splits=splits, wide=wide, aligned=(_aligned16(a), _aligned16(b)))
+        ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
+        if compiler == "numba":
+            cf = c.reshape(m * n)
+            self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
+            self._main = numba_kernel(p.va, p.vb, p.wide, p.tile)[p.grid, p.tile.NT]
+            self._sum = (splitk_sum[_sum_blocks(m * n), SUM_THREADS], (ws, cf, m * n, p.splits))
+        else:
+            twin = c_twin(p.va, p.vb, p.wide, p.tile)
+            self._args = (a, b, ws if ws is not None else c, np.int32(m), np.int32(n), np.int32(k),
+                          np.int32(p.kslice))
+            self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
+            total = c_splitk_sum()
+            self._sum = (lambda *args: total.call(_sum_blocks(m * n), SUM_THREADS, *args),
+                         (ws, c, np.int64(m * n), np.int32(p.splits)))
+        self._arrays = (a, b, c)  # keep them alive with the views made of them
+
+    def __call__(self) -> None:
+        self._main(*self._args)
+        if self.plan.splits > 1:
+            self._sum[0](*self._sum[1])
 
 
-def _run_numba(p: Plan, a: Any, b: Any, c: Any) -> None:
-    af, bf, cf = a.reshape(p.m * p.k), b.reshape(p.k * p.n), c.reshape(p.m * p.n)
-    out = _workspace_for(p.workspace_floats) if p.splits > 1 else cf
-    numba_kernel(p.va, p.vb, p.wide, p.tile)[p.grid, p.tile.NT](af, bf, out, p.m, p.n, p.k, p.kslice)
-    if p.splits > 1:
-        splitk_sum[_sum_blocks(p.m * p.n), SUM_THREADS](out, cf, p.m * p.n, p.splits)
+def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
+            wide: bool | None = None) -> Prepared:
+    """Check and plan C = A @ B once; the returned object launches it (``g()``), as often as wanted."""
+    return Prepared(a, b, c, compiler, splits, wide)
+
+
+_CACHE: dict[tuple, tuple[tuple, Prepared]] = {}
+_CACHE_SIZE = 16
+
+
+def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None) -> Prepared:
+    """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
+    alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call."""
+    if SIMULATED:
+        return Prepared(a, b, c, compiler, splits, wide)
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    if not all(type(x) is DeviceNDArray for x in (a, b, c)):
+        return Prepared(a, b, c, compiler, splits, wide)
+    key = (id(a), id(b), id(c), compiler, splits, wide)
+    hit = _CACHE.get(key)
+    if hit is not None and all(x is y for x, y in zip(hit[0], (a, b, c))):
+        return hit[1]
+    call = Prepared(a, b, c, compiler, splits, wide)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = ((a, b, c), call)
+    return call
 
 
 @lru_cache(maxsize=None)
@@ -493,14 +544,6 @@ def c_splitk_sum():
     from .cuda_c import CudaC
 
     return CudaC.from_file(TWIN_SOURCE, "splitk_sum_c")
-
-
-def _run_c(p: Plan, a: Any, b: Any, c: Any) -> None:
-    out = _workspace_for(p.workspace_floats) if p.splits > 1 else c
-    c_twin(p.va, p.vb, p.wide, p.tile).call(p.grid, p.tile.NT, a, b, out, np.int32(p.m), np.int32(p.n),
-                                            np.int32(p.k), np.int32(p.kslice))
-    if p.splits > 1:
-        c_splitk_sum().call(_sum_blocks(p.m * p.n), SUM_THREADS, out, c, np.int64(p.m * p.n), np.int32(p.splits))
 
 
 def numba_sig(wide: bool = False) -> tuple:

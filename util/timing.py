@@ -138,6 +138,39 @@ def _time_events(p: Problem, launch: Launch) -> float:
     return cuda.event_elapsed_time(start, end) / 1e3
 
 
+HOLD_S = 1e-3  # how long the hold kernel keeps the GPU busy while the host enqueues a timed launch
+
+
+@lru_cache(maxsize=1)
+def _hold_kernel():
+    @cuda.jit
+    def hold(ns):
+        """One thread sleeps about ns nanoseconds (cuda.nanosleep in steps of 1 us)."""
+        t = 0
+        while t < ns:
+            cuda.nanosleep(1000)
+            t += 1000
+
+    return hold
+
+
+def _time_events_held(p: Problem, launch: Launch) -> float:
+    """Events around the launch, with the GPU kept busy (a sleeping kernel, as nvbench's blocking kernel) while
+    the host enqueues them: the interval is GPU time only, without the host's launch overhead."""
+    start, end = cuda.event(timing=True), cuda.event(timing=True)
+    _hold_kernel()[1, 1](int(HOLD_S * 1e9))
+    t0 = time.perf_counter()
+    start.record()
+    launch(p)
+    end.record()
+    host = time.perf_counter() - t0
+    end.synchronize()
+    if host > HOLD_S / 2:
+        raise RuntimeError(f"enqueuing the launch took {host * 1e6:.0f} us on the host, too close to the hold of "
+                           f"{HOLD_S * 1e6:.0f} us to be sure the GPU never waited: raise util.timing.HOLD_S")
+    return cuda.event_elapsed_time(start, end) / 1e3
+
+
 def _time_wall(p: Problem, launch: Launch) -> float:
     t0 = time.perf_counter()
     launch(p)
@@ -146,7 +179,7 @@ def _time_wall(p: Problem, launch: Launch) -> float:
 
 
 def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: str = "events",
-                 flush: bool | None = None, shuffle: bool = False,
+                 flush: bool | None = None, shuffle: bool = False, hide_launch: bool = False,
                  cupti_names: dict[str, str] | None = None) -> dict[str, Result]:
     """Warm up and check each launch, then time the correct ones ``runs`` times, interleaved.
 
@@ -155,7 +188,9 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
     no time. Each round launches every kernel once, in registry order, or with ``shuffle`` in an order drawn
     afresh each round (seeded), so that no kernel always follows the same neighbour. ``times[r]`` of every
     result is round r. With ``timer="cupti"``, ``cupti_names`` maps each launch to the kernel name to look for
-    in the profile (default: the launch's own name).
+    in the profile (default: the launch's own name). With ``hide_launch`` (events only) a sleeping kernel keeps
+    the GPU busy while the host enqueues each timed launch, so that the time is the GPU's alone, without the
+    host's launch overhead (which a launch of several kernels, or numba's dispatcher, adds on small problems).
     """
     check_sizes(runs=runs)
     flush = FLUSH_L2 if flush is None else flush
@@ -196,7 +231,7 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
     if SIMULATED:
         timed_loop(_time_wall)
     elif timer == "events":
-        timed_loop(_time_events)
+        timed_loop(_time_events_held if hide_launch else _time_events)
     else:
         import warnings
 
