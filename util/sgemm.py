@@ -65,11 +65,19 @@ class Tile:
         """FFMA one thread does per k-step."""
         return self.WMI * self.TM * self.WNI * self.TN
 
+    @property
+    def name(self) -> str:
+        return f"{self.BM}x{self.BN}"
+
     def macros(self) -> list[str]:
         return [f"-D{n}={getattr(self, n)}" for n in "BM BN BK TM TN WM WN WMI WNI PAD MINB".split()]
 
 
 TILE = Tile()
+# 64 x 128 in 4 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), 4 blocks an SM: twice the blocks of TILE on
+# small outputs and half the wasted rows when m <= 64
+SMALL_TILE = Tile(BM=64, MINB=4)
+TILES = (TILE, SMALL_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
 @dataclass(frozen=True)
@@ -122,56 +130,59 @@ def _sms() -> int:
 
 @lru_cache(maxsize=4096)
 def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
-         aligned: tuple[bool, bool] = (True, True), wide: bool | None = None, tile: Tile = TILE) -> Plan:
+         aligned: tuple[bool, bool] = (True, True), wide: bool | None = None, tile: Tile | None = None) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
-    Split-K: for each candidate number of slices s (1..32, each slice whole BK tiles), the estimated time is
-    ``waves(s) * (tiles per slice + BLOCK_OVERHEAD_TILES) * TILE_SECONDS`` with ``waves(s) = ceil(blocks(s) /
-    (sms * MINB))``, plus for s > 1 the workspace traffic ((2s + 1) * m * n * 4 bytes) and a second launch; the
-    cheapest s wins (the smallest on a tie). ``splits`` forces a number of slices (it is checked, never clamped).
+    Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..32, each slice whole BK
+    tiles), the estimated time is ``waves * (k-tiles per slice + BLOCK_OVERHEAD_TILES) * step`` with ``waves =
+    ceil(blocks / (sms * MINB))`` and ``step`` the time an SM takes for one k-tile of all the blocks it holds
+    (``TILE_SECONDS`` for 2 blocks of 128 x 128, in proportion for others), plus for s > 1 the workspace traffic
+    ((2s + 1) * m * n * 4 bytes) and a second launch; the cheapest wins (on a tie the larger tile, then fewer
+    slices). ``tile`` and ``splits`` force a choice (checked, never clamped).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
     """
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
             raise ValueError(f"{name} must be an int in 1..2^31-1, got {v!r}")
+    if tile is not None and tile not in TILES:
+        raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}), got {tile!r}")
     m, n, k = int(m), int(n), int(k)
     sms = _sms() if sms is None else sms
-    slots = sms * tile.MINB
-    ktiles = cdiv(k, tile.BK)
-    tiles = cdiv(m, tile.BM) * cdiv(n, tile.BN)
 
-    def cost(s: int) -> float:
-        per = cdiv(ktiles, s)
-        waves = cdiv(tiles * s, slots)
-        t = waves * (per + BLOCK_OVERHEAD_TILES) * TILE_SECONDS
+    def cost(t: Tile, s: int) -> float:
+        step = TILE_SECONDS * (t.BM * t.BN * t.MINB) / (128 * 128 * 2)
+        waves = cdiv(cdiv(m, t.BM) * cdiv(n, t.BN) * s, sms * t.MINB)
+        est = waves * (cdiv(cdiv(k, t.BK), s) + BLOCK_OVERHEAD_TILES) * step
         if s > 1:
-            t += (2 * s + 1) * m * n * 4 / WORKSPACE_BYTES_PER_S + SECOND_LAUNCH_S
-        return t
+            est += (2 * s + 1) * m * n * 4 / WORKSPACE_BYTES_PER_S + SECOND_LAUNCH_S
+        return est
 
-    if splits is None:
-        # only counts of slices that are all non-empty: s = ceil(ktiles / per) for some per
-        candidates = sorted({cdiv(ktiles, cdiv(ktiles, s)) for s in range(1, min(MAX_SPLITS, ktiles) + 1)})
-        costs = {s: cost(s) for s in candidates}
-        splits = min(candidates, key=lambda s: (costs[s], s))
-        why = (f"{tiles} tiles of {tile.BM}x{tile.BN} on {slots} block slots ({sms} SMs x {tile.MINB}); "
-               f"{ktiles} k-tiles: {splits} slice(s) est. {costs[splits] * 1e6:.0f} us (1 slice: "
-               f"{costs[1] * 1e6:.0f} us)")
-    else:
+    def slice_counts(t: Tile) -> list[int]:
+        """The numbers of slices that leave none empty: s = ceil(ktiles / per) for some per."""
+        ktiles = cdiv(k, t.BK)
+        return sorted({cdiv(ktiles, cdiv(ktiles, s)) for s in range(1, min(MAX_SPLITS, ktiles) + 1)})
+
+    tiles = TILES if tile is None else (tile,)
+    if splits is not None:
+        ktiles = cdiv(k, tiles[0].BK)
         if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= ktiles:
-            raise ValueError(f"splits must be an int in 1..{ktiles} (the number of {tile.BK}-deep k-tiles), "
+            raise ValueError(f"splits must be an int in 1..{ktiles} (the number of {tiles[0].BK}-deep k-tiles), "
                              f"got {splits!r}")
-        if cdiv(ktiles, cdiv(ktiles, splits)) != splits:
+        if splits not in slice_counts(tiles[0]):
             raise ValueError(f"splits={splits} would leave a slice empty: {ktiles} k-tiles in slices of "
                              f"{cdiv(ktiles, splits)} make {cdiv(ktiles, cdiv(ktiles, splits))}")
-        why = f"splits={splits} given"
-    splits = int(splits)
-    kslice = cdiv(ktiles, splits) * tile.BK
+    options = [(cost(t, s), i, s, t) for i, t in enumerate(tiles)
+               for s in ([splits] if splits is not None else slice_counts(t))]
+    est, _, splits, tile = min(options, key=lambda o: o[:3])
+    why = (f"{tile.name} tiles, {splits} slice(s): est. {est * 1e6:.0f} us on {sms} SMs "
+           f"(one slice of {TILES[0].name}: {cost(TILES[0], 1) * 1e6:.0f} us)")
+    kslice = cdiv(cdiv(k, tile.BK), splits) * tile.BK
     big = max(m * k, k * n, splits * m * n if splits > 1 else 0) + tile.BN * tile.BK  # + what a clamp may reach
     wide = big > INT32_MAX if wide is None else bool(wide)
     va = k % 4 == 0 and aligned[0]
     vb = n % 4 == 0 and aligned[1]
-    return Plan(m, n, k, splits, kslice, va, vb, wide, tile, why)
+    return Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why)
 
 
 # ---- numba ----------------------------------------------------------------------------------------------------
@@ -185,7 +196,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     aligned and reads them one by one: LDS instead of LDS.128). numba's simulator takes no alignment:
     ``simulator=True`` builds the kernel it runs; ``simulator=False`` the one a compiler sees (the default on a
     GPU; pass it for static analysis from a simulator process)."""
-    from numba import float32, int32, int64, uint32
+    from numba import float32, int32, int64, uint32, uint64
 
     from .intrinsics import add_nsw, at, ldg128_at
 
@@ -349,15 +360,16 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             cuda.syncthreads()
             buf ^= uint32(1)
             j += OFF(1)
-        base = int64(cuda.blockIdx.z) * int64(m) * int64(n)
+        um, un = uint64(m), uint64(n)  # unsigned from here: no negative-index selects in the 64 stores
+        base = uint64(cuda.blockIdx.z) * um * un
         for mi in range(WMI):
             for i in range(TM):
-                row = int64(brow) + am + mi * SM + i
+                row = uint64(brow) + uint64(am + mi * SM + i)
                 for ni in range(WNI):
                     for jj in range(TN):
-                        col = int64(bcl) + bn + ni * SN + jj
-                        if row < m and col < n:
-                            out[base + row * n + col] = acc[mi * TM + i, ni * TN + jj]
+                        col = uint64(bcl) + uint64(bn + ni * SN + jj)
+                        if row < um and col < un:
+                            out[base + row * un + col] = acc[mi * TM + i, ni * TN + jj]
 
     return cuda.jit(launch_bounds=(NT, tile.MINB))(gemm)
 
@@ -456,13 +468,14 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 
 
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
-          wide: bool | None = None) -> Plan:
+          wide: bool | None = None, tile: Tile | None = None) -> Plan:
     """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
-    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide`` override the plan (tests, studies).
+    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (tests,
+    studies).
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""
-    call = _cached(a, b, c, compiler, splits, wide)
+    call = _cached(a, b, c, compiler, splits, wide, tile)
     call()
     return call.plan
 
@@ -471,13 +484,14 @@ class Prepared:
     """One checked, planned C = A @ B, ready to launch again and again: ``g = prepare(a, b, c); g()``."""
 
     def __init__(self, a: Any, b: Any, c: Any, compiler: str = "numba", splits: int | None = None,
-                 wide: bool | None = None) -> None:
+                 wide: bool | None = None, tile: Tile | None = None) -> None:
         if compiler not in ("numba", "cuda_c"):
             raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
         if compiler == "cuda_c" and SIMULATED:
             raise RuntimeError("the C twin needs a GPU (the simulator runs numba kernels only)")
         m, n, k, a, b, c = check_operands(a, b, c)
-        self.plan = p = plan(m, n, k, splits=splits, wide=wide, aligned=(_aligned16(a), _aligned16(b)))
+        self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile,
+                             aligned=(_aligned16(a), _aligned16(b)))
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
         if compiler == "numba":
             cf = c.reshape(m * n)
@@ -501,29 +515,30 @@ class Prepared:
 
 
 def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
-            wide: bool | None = None) -> Prepared:
+            wide: bool | None = None, tile: Tile | None = None) -> Prepared:
     """Check and plan C = A @ B once; the returned object launches it (``g()``), as often as wanted."""
-    return Prepared(a, b, c, compiler, splits, wide)
+    return Prepared(a, b, c, compiler, splits, wide, tile)
 
 
 _CACHE: dict[tuple, tuple[tuple, Prepared]] = {}
 _CACHE_SIZE = 16
 
 
-def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None) -> Prepared:
+def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None,
+            tile: Tile | None) -> Prepared:
     """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
     alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call."""
     if SIMULATED:
-        return Prepared(a, b, c, compiler, splits, wide)
+        return Prepared(a, b, c, compiler, splits, wide, tile)
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
     if not all(type(x) is DeviceNDArray for x in (a, b, c)):
-        return Prepared(a, b, c, compiler, splits, wide)
-    key = (id(a), id(b), id(c), compiler, splits, wide)
+        return Prepared(a, b, c, compiler, splits, wide, tile)
+    key = (id(a), id(b), id(c), compiler, splits, wide, tile)
     hit = _CACHE.get(key)
     if hit is not None and all(x is y for x, y in zip(hit[0], (a, b, c))):
         return hit[1]
-    call = Prepared(a, b, c, compiler, splits, wide)
+    call = Prepared(a, b, c, compiler, splits, wide, tile)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = ((a, b, c), call)
@@ -569,6 +584,7 @@ def register(reg: Any, name: str = "16 any shape", c_name: str = "16 C", **plan_
     reg.numba(name, numba_kernel(True, True, False, simulator=False), TILE.NT, unused_grid, flat=True,
               sig=numba_sig(), jit_options={"launch_bounds": (TILE.NT, TILE.MINB)}, tags={INTRINSICS},
               ffma=TILE.ffma, launch=numba_launch,
-              note="step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned, split-K by plan()")
+              note="step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned; tile and "
+                   "split-K by plan()")
     reg.cuda_c(c_name, c_twin(True, True, False), TILE.NT, unused_grid, twin_of=name, ffma=TILE.ffma,
                launch=c_launch, note=f"CUDA C twin of {name}: the same plan, the same workspace")
