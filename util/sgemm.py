@@ -55,6 +55,7 @@ class Tile:
     WNI: int = 2
     PAD: int = 4
     MINB: int = 2  # launch_bounds' second argument: blocks per SM the registers must allow
+    speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
 
     @property
     def NT(self) -> int:
@@ -74,9 +75,10 @@ class Tile:
 
 
 TILE = Tile()
-# 64 x 128 in 4 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), 4 blocks an SM: twice the blocks of TILE on
-# small outputs and half the wasted rows when m <= 64
-SMALL_TILE = Tile(BM=64, MINB=4)
+# 64 x 128 in 4 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), 3 blocks an SM (up to 168 registers): twice
+# the blocks of TILE on small outputs, half the wasted rows when m <= 64, and 4% more FMA/s on large squares
+# (H200, scripts/sgemm_tile_rates.py; docs/notes.md)
+SMALL_TILE = Tile(BM=64, MINB=3, speed=1.04)
 TILES = (TILE, SMALL_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
@@ -136,7 +138,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..32, each slice whole BK
     tiles), the estimated time is ``waves * (k-tiles per slice + BLOCK_OVERHEAD_TILES) * step`` with ``waves =
     ceil(blocks / (sms * MINB))`` and ``step`` the time an SM takes for one k-tile of all the blocks it holds
-    (``TILE_SECONDS`` for 2 blocks of 128 x 128, in proportion for others), plus for s > 1 the workspace traffic
+    (``TILE_SECONDS`` for 2 blocks of 128 x 128, in proportion to the FMAs for others, divided by the tile's
+    measured ``speed``), plus for s > 1 the workspace traffic
     ((2s + 1) * m * n * 4 bytes) and a second launch; the cheapest wins (on a tie the larger tile, then fewer
     slices). ``tile`` and ``splits`` force a choice (checked, never clamped).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
@@ -151,7 +154,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     sms = _sms() if sms is None else sms
 
     def cost(t: Tile, s: int) -> float:
-        step = TILE_SECONDS * (t.BM * t.BN * t.MINB) / (128 * 128 * 2)
+        step = TILE_SECONDS * (t.BM * t.BN * t.MINB) / (128 * 128 * 2) / t.speed
         waves = cdiv(cdiv(m, t.BM) * cdiv(n, t.BN) * s, sms * t.MINB)
         est = waves * (cdiv(cdiv(k, t.BK), s) + BLOCK_OVERHEAD_TILES) * step
         if s > 1:
