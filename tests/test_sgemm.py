@@ -1,0 +1,108 @@
+"""util.sgemm: SGEMM on any shape. Every strategy correct in the simulator at small sizes, bad input refused before
+anything is written, the plan rule's invariants, and the machine code each variant is for (sm_90 SASS)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import util  # noqa: F401  first: without a GPU it switches numba to its simulator
+from util import cuda
+from util import sgemm as S
+from util.compile import cubin_from_ptx, numba_ptx
+from util.sass import analyze
+from util.verify import Problem
+
+pytestmark = pytest.mark.skipif(not util.SIMULATED, reason="small sizes for numba's simulator; the GPU run is "
+                                                           "notebooks/sgemm_any_shape.ipynb")
+
+
+def run(shape, seed=0, **options):
+    p = Problem(*shape, seed=seed)
+    p.poison()
+    used = S.sgemm(p.a, p.b, p.c, **options)
+    return used, p.check()
+
+
+@pytest.mark.parametrize("shape, options", [
+    ((1, 1, 1), {}),                                  # the smallest: one scalar, every load clamped or zero
+    ((1, 9, 20), {}),                                 # one row
+    ((9, 1, 20), {}),                                 # one column
+    ((9, 8, 1), {}),                                  # K = 1: only the tail tile
+    ((130, 132, 24), {"tile": S.TILE}),               # 16-byte loads of A and B, edge blocks clamped
+    ((67, 129, 17), {"tile": S.SMALL_TILE}),          # scalar loads, a K tail, 64 x 128 tiles
+    ((5, 8, 40), {"splits": 5}),                      # split-K: five slices of one tile each, then the sum
+    ((33, 4, 44), {"splits": 2, "wide": True}),       # split-K with 64-bit offsets, vector loads of B only
+    ((20, 7, 36), {"tile": S.SMALL_TILE, "splits": 3}),  # 64 x 128 tiles split, vector loads of A only
+])
+def test_every_strategy_is_correct(shape, options):
+    used, check = run(shape, **options)
+    assert check.correct, f"{shape} {options} -> {used}: {check}"
+    for key, value in options.items():
+        assert getattr(used, key) == value
+
+
+def test_the_plan_splits_k_when_the_tiles_cannot_fill_the_gpu():
+    assert S.plan(4096, 4096, 4096, sms=132).splits == 1            # 1024 tiles on 264 slots
+    assert S.plan(256, 256, 65536, sms=132).splits > 8                # 4 tiles and a long K
+    assert S.plan(64, 4096, 4096, sms=132).tile == S.SMALL_TILE       # half of a 128-row tile would be wasted
+    for shape in [(1, 1, 1), (7, 9, 8193), (512, 512, 2048), (1000, 1000, 1000), (5000, 3000, 7000)]:
+        p = S.plan(*shape, sms=132)
+        ktiles = math.ceil(shape[2] / p.tile.BK)
+        assert p.kslice % p.tile.BK == 0 and (p.splits - 1) * p.kslice < shape[2] <= p.splits * p.kslice, p
+        assert 1 <= p.splits <= min(S.MAX_SPLITS, ktiles)
+
+
+def test_the_plan_picks_loads_by_alignment():
+    assert (S.plan(8, 8, 8).va, S.plan(8, 8, 8).vb) == (True, True)
+    assert (S.plan(8, 7, 8).va, S.plan(8, 7, 8).vb) == (True, False)
+    assert (S.plan(8, 8, 6).va, S.plan(8, 8, 6).vb) == (False, True)
+    assert S.plan(8, 8, 8, aligned=(False, True)).va is False
+    assert S.plan(70000, 8, 40000).wide and not S.plan(70000, 40000, 8).wide  # offsets into A, B: 64-bit past 2^31
+
+
+def test_bad_input_is_refused_and_nothing_is_written():
+    p = Problem(16, 12, 8, seed=2)
+    bad = [
+        (TypeError, "NumPy", lambda: S.sgemm(np.ones((16, 8), np.float32), p.b, p.c)),
+        (TypeError, "float32", lambda: S.sgemm(cuda.to_device(np.ones((16, 8))), p.b, p.c)),
+        (ValueError, "C-contiguous", lambda: S.sgemm(p.a, p.b, cuda.device_array((16, 24), np.float32)[:, ::2])),
+        (ValueError, "inner dimensions", lambda: S.sgemm(p.a, p.a, p.c)),
+        (ValueError, "c must be 16x12", lambda: S.sgemm(p.a, p.b, cuda.device_array((12, 16), np.float32))),
+        (ValueError, "2-D", lambda: S.sgemm(p.a.reshape(128), p.b, p.c)),
+        (ValueError, "empty", lambda: S.sgemm(cuda.device_array((0, 8), np.float32), p.b, p.c)),
+        (ValueError, "splits", lambda: S.sgemm(p.a, p.b, p.c, splits=2)),
+        (ValueError, "tile", lambda: S.sgemm(p.a, p.b, p.c, tile=S.Tile(BM=32))),
+        (ValueError, "compiler", lambda: S.sgemm(p.a, p.b, p.c, compiler="cublas")),
+        (RuntimeError, "needs a GPU", lambda: S.sgemm(p.a, p.b, p.c, compiler="cuda_c")),
+    ]
+    for error, words, call in bad:
+        p.poison()
+        with pytest.raises(error, match=words):
+            call()
+        assert np.isnan(p.c.copy_to_host()).all(), f"{words}: the output was written"
+
+
+def test_plan_refuses_bad_sizes():
+    for m, n, k in [(0, 4, 4), (4, -1, 4), (4, 4, 2**31), (4.0, 4, 4), (True, 4, 4)]:
+        with pytest.raises(ValueError, match="must be an int"):
+            S.plan(m, n, k)
+    with pytest.raises(ValueError, match="leave a slice empty"):
+        S.plan(8, 8, 40, splits=4)  # 5 k-tiles in slices of 2 make 3
+
+
+@pytest.mark.parametrize("tile, va, vb", [(S.TILE, True, True), (S.SMALL_TILE, False, False)])
+def test_machine_code(tile, va, vb):
+    """The hot loop is two whole tiles of FFMA; every fragment read is one LDS.128 (the tiles are 16-byte aligned
+    for that); 16-byte global loads exactly where the variant takes them; no float64, no local memory."""
+    kernel = S.numba_kernel(va, vb, False, tile, simulator=False)
+    report = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
+                     ffma_per_iteration=tile.ffma)
+    loop = report.hot_loop
+    ops = loop.opcodes
+    assert loop.ffma == 2 * tile.BK * tile.ffma
+    lds = sum(n for op, n in ops.items() if op.startswith("LDS"))
+    assert lds == ops["LDS.128"] == 2 * tile.BK * (tile.WMI * tile.TM + tile.WNI * tile.TN) // 4
+    a_pieces, b_pieces = tile.BM * tile.BK // 4 // tile.NT, tile.BK * tile.BN // 4 // tile.NT
+    assert ops.get("LDG.E.128.CONSTANT", 0) + ops.get("LDG.E.128", 0) == 2 * (a_pieces * va + b_pieces * vb)
+    assert loop.count("f64") == 0 and not any(op.startswith(("LDL", "STL")) for op in ops)
