@@ -179,6 +179,13 @@ def _time_events_held(p: Problem, launch: Launch, flush: bool) -> float:
                        "util.timing.HOLD_S")
 
 
+def _time_wall(p: Problem, launch: Launch) -> float:
+    t0 = time.perf_counter()
+    launch(p)
+    cuda.synchronize()
+    return time.perf_counter() - t0
+
+
 def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: str = "events",
                  flush: bool | None = None, shuffle: bool = False, hide_launch: bool = False,
                  cupti_names: dict[str, str] | None = None) -> dict[str, Result]:
