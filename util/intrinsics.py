@@ -27,6 +27,22 @@ say it. Under numba's simulator they are plain Python arithmetic.
     cp_async_commit()                                # close the group of copies started so far
     cp_async_wait(1)                                 # wait until at most 1 group is in flight (a constant)
 
+4. Tensor cores, warp-level (``mma.sync``, SASS ``HMMA``), as inline PTX with several outputs. Every lane of the
+   warp passes its fragments (uint32 bit patterns for the inputs, float32 accumulators) and gets its part of D:
+
+    x = cvt_tf32(v)                       # float32 -> its TF32 bit pattern (round to nearest, ties away)
+    p = pack_bf16x2(lo, hi)               # two float32 -> two bf16 (round to nearest even) in one uint32
+    d0, d1, d2, d3 = mma_tf32((a0, a1, a2, a3), (b0, b1), (c0, c1, c2, c3))   # m16n8k8, D = A @ B + C
+    d0, d1, d2, d3 = mma_bf16((a0, a1, a2, a3), (b0, b1), (c0, c1, c2, c3))   # m16n8k16, bf16 inputs
+
+   Lane l holds, with g = l // 4 and t = l % 4 (PTX ISA, "Matrix Fragments for mma.m16n8k8 / m16n8k16"; checked on
+   an H200, docs/tensor_cores_research.md): TF32 a0..a3 = A[g, t], A[g+8, t], A[g, t+4], A[g+8, t+4]; b0, b1 =
+   B[t, g], B[t+4, g]; BF16 a0..a3 = A[g, 2t:2t+2], A[g+8, 2t:2t+2], A[g, 2t+8:2t+10], A[g+8, 2t+8:2t+10] and
+   b0, b1 = B[2t:2t+2, g], B[2t+8:2t+10, g] (lower index in the low half); both: c0..c3 = C[g, 2t], C[g, 2t+1],
+   C[g+8, 2t], C[g+8, 2t+1]. Under the simulator the 32 lanes meet (a barrier per warp), and each computes the
+   product in float64 from the rounded inputs and rounds it to float32: the same result up to the accumulation's
+   rounding, which the hardware does in float32.
+
 Under numba-cuda-mlir (``UTIL_COMPILER=numba-cuda-mlir``) the same source compiles for the no-wrap promise:
 ``add_nsw``, ``mul_nsw``, ``nonneg`` and ``at`` are written there as MLIR (``arith.addi``/``arith.muli`` with
 ``overflow<nsw>``, ``arith.extsi``; ``at`` loads through the array's data pointer, because numba-cuda-mlir 0.6
@@ -36,6 +52,10 @@ The others have no numba-cuda-mlir version yet; using one is a clear error.
 """
 
 from __future__ import annotations
+
+import threading
+
+import numpy as np
 
 from .backend import COMPILER, SIMULATED
 
@@ -101,6 +121,105 @@ if SIMULATED:
 
     def cp_async_wait(pending):
         """Nothing to wait for: the simulator's copies are synchronous."""
+
+    def cvt_tf32(v):
+        """float32 -> TF32 bit pattern: round to nearest, ties away from zero, the low 13 bits zero (cvt.rna)."""
+        bits = int(np.float32(v).view(np.uint32))
+        if (bits >> 23) & 0xFF != 0xFF:  # finite: add half of the dropped part, then drop it
+            bits = (bits + 0x1000) & 0xFFFFE000
+        return np.uint32(bits & 0xFFFFFFFF)
+
+    def pack_bf16x2(lo, hi):
+        """Two float32 -> two bf16 (round to nearest even) in one uint32, lo in the low half (cvt.rn.bf16x2)."""
+        def bf16(v):
+            bits = int(np.float32(v).view(np.uint32))
+            if (bits >> 23) & 0xFF == 0xFF:
+                return (bits >> 16) | (0x40 if bits & 0x7FFFFF else 0)  # inf stays inf, NaN stays NaN
+            return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+        return np.uint32(bf16(lo) | bf16(hi) << 16)
+
+    class _Warp:
+        """The lanes of one simulated warp meeting at a collective: a barrier and their contributions."""
+
+        def __init__(self, width):
+            self.barrier = threading.Barrier(width)
+            self.slots = {}
+
+    _warps: dict = {}
+    _warps_lock = threading.Lock()
+
+    def _warp_collective(mine, combine):
+        """Every lane of the calling warp contributes ``mine``; each gets ``combine(contributions, lane)``."""
+        th = threading.current_thread()
+        dims = th._manager._block_dim
+        lane, warp = th.thread_id % 32, th.thread_id // 32
+        width = min(32, dims[0] * dims[1] * dims[2] - 32 * warp)
+        if width != 32:
+            raise RuntimeError(f"mma.sync needs a whole warp of 32 threads; warp {warp} of this block has {width}")
+        with _warps_lock:
+            w = _warps.setdefault((tuple(th.blockIdx), warp, th._manager), _Warp(width))
+        w.slots[lane] = mine
+        w.barrier.wait()
+        out = combine(w.slots, lane)
+        w.barrier.wait()  # everyone has read before any lane's next contribution
+        return out
+
+    def _tf32_value(bits):
+        return float(np.uint32(bits).view(np.float32))
+
+    def _bf16_pair(bits):
+        bits = int(bits)
+        return (float(np.uint32((bits & 0xFFFF) << 16).view(np.float32)),
+                float(np.uint32((bits >> 16) << 16).view(np.float32)))
+
+    def _mma_combine(k, a_of, b_of):
+        """D (16 x 8) = A (16 x k) @ B (k x 8) + C in float64 from every lane's fragments, rounded to float32;
+        a_of(lane, regs) / b_of(lane, regs) yield ((row, col), value) for that lane's A / B registers."""
+        def combine(slots, lane):
+            A, B, C = np.zeros((16, k)), np.zeros((k, 8)), np.zeros((16, 8))
+            for ln, (a, b, c) in slots.items():
+                g, t = ln // 4, ln % 4
+                for (r, q), v in a_of(ln, a):
+                    A[r, q] = v
+                for (r, q), v in b_of(ln, b):
+                    B[r, q] = v
+                C[g, 2 * t], C[g, 2 * t + 1], C[g + 8, 2 * t], C[g + 8, 2 * t + 1] = c
+            D = (A @ B + C).astype(np.float32)
+            g, t = lane // 4, lane % 4
+            return D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t], D[g + 8, 2 * t + 1]
+        return combine
+
+    def _tf32_a(ln, a):
+        g, t = ln // 4, ln % 4
+        return zip(((g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)), map(_tf32_value, a))
+
+    def _tf32_b(ln, b):
+        g, t = ln // 4, ln % 4
+        return zip(((t, g), (t + 4, g)), map(_tf32_value, b))
+
+    def _bf16_a(ln, a):
+        g, t = ln // 4, ln % 4
+        out = []
+        for (r, q), bits in zip(((g, 2 * t), (g + 8, 2 * t), (g, 2 * t + 8), (g + 8, 2 * t + 8)), a):
+            lo, hi = _bf16_pair(bits)
+            out += [((r, q), lo), ((r, q + 1), hi)]
+        return out
+
+    def _bf16_b(ln, b):
+        g, t = ln // 4, ln % 4
+        out = []
+        for (r, q), bits in zip(((2 * t, g), (2 * t + 8, g)), b):
+            lo, hi = _bf16_pair(bits)
+            out += [((r, q), lo), ((r + 1, q), hi)]
+        return out
+
+    def mma_tf32(a, b, c):
+        """D = A (16 x 8, TF32) @ B (8 x 8, TF32) + C across the warp; this lane's 4 floats of D."""
+        return _warp_collective((tuple(a), tuple(b), tuple(c)), _mma_combine(8, _tf32_a, _tf32_b))
+
+    def mma_bf16(a, b, c):
+        """D = A (16 x 16, bf16) @ B (16 x 8, bf16) + C across the warp; this lane's 4 floats of D."""
+        return _warp_collective((tuple(a), tuple(b), tuple(c)), _mma_combine(16, _bf16_a, _bf16_b))
 
 elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir
     from numba_cuda_mlir._mlir import ir as mlir_ir
@@ -314,3 +433,71 @@ else:
         if not isinstance(pending, types.IntegerLiteral):
             return None  # numba retries with the literal value
         return types.void(pending), _asm_statement(f"cp.async.wait_group {pending.literal_value};")
+
+    _F4 = types.UniTuple(types.float32, 4)
+    _U4, _U2 = types.UniTuple(types.uint32, 4), types.UniTuple(types.uint32, 2)
+    _MMA = {"tf32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+            "bf16": "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"}
+
+    def _asm_values(builder, outs, ins, text, constraints, args):
+        """Inline PTX with len(outs) results (a struct return when more than one): the list of results."""
+        ret = ir.LiteralStructType(outs) if len(outs) > 1 else outs[0]
+        fn = ir.InlineAsm(ir.FunctionType(ret, ins), text, constraints, side_effect=True)
+        res = builder.call(fn, args)
+        return [builder.extract_value(res, i) for i in range(len(outs))] if len(outs) > 1 else [res]
+
+    def _mma_codegen(kind: str):
+        text = _MMA[kind] + " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};"
+        f32, i32 = ir.FloatType(), ir.IntType(32)
+
+        def codegen(context, builder, sig, args):
+            regs = [builder.extract_value(args[j], i) for j, n in ((0, 4), (1, 2), (2, 4)) for i in range(n)]
+            d = _asm_values(builder, [f32] * 4, [i32] * 6 + [f32] * 4, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                            regs)
+            return context.make_tuple(builder, sig.return_type, d)
+
+        return codegen
+
+    def _mma_args(a, b, c) -> bool:
+        return a == _U4 and b == _U2 and isinstance(c, types.UniTuple) and c.count == 4 and c.dtype == types.float32
+
+    @intrinsic
+    def mma_tf32(typingctx, a, b, c):
+        """mma.sync m16n8k8 TF32 (HMMA.1688.F32.TF32): a 4 x uint32, b 2 x uint32 (TF32 bit patterns), c 4 x
+        float32 -> this lane's 4 floats of D = A @ B + C (fragment layout: the module's docstring)."""
+        if not _mma_args(a, b, c):
+            return None
+        return _F4(a, b, c), _mma_codegen("tf32")
+
+    @intrinsic
+    def mma_bf16(typingctx, a, b, c):
+        """mma.sync m16n8k16 bf16 (HMMA.16816.F32.BF16): a 4 x uint32, b 2 x uint32 (bf16 pairs), c 4 x float32
+        -> this lane's 4 floats of D = A @ B + C."""
+        if not _mma_args(a, b, c):
+            return None
+        return _F4(a, b, c), _mma_codegen("bf16")
+
+    @intrinsic
+    def cvt_tf32(typingctx, v):
+        """cvt.rna.tf32.f32: a float32's TF32 bit pattern (round to nearest, ties away; low 13 bits zero)."""
+        if v != types.float32:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return _asm_values(builder, [ir.IntType(32)], [ir.FloatType()], "cvt.rna.tf32.f32 $0, $1;", "=r,f",
+                               [args[0]])[0]
+
+        return types.uint32(v), codegen
+
+    @intrinsic
+    def pack_bf16x2(typingctx, lo, hi):
+        """cvt.rn.bf16x2.f32: two float32 -> two bf16 (round to nearest even) in one uint32, lo in the low half."""
+        if lo != types.float32 or hi != types.float32:
+            return None
+
+        def codegen(context, builder, sig, args):
+            f32 = ir.FloatType()
+            return _asm_values(builder, [ir.IntType(32)], [f32, f32], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f",
+                               [args[1], args[0]])[0]
+
+        return types.uint32(lo, hi), codegen

@@ -1,0 +1,111 @@
+"""util.intrinsics' tensor-core intrinsics: one warp's D = A @ B + C through mma.sync (TF32 m16n8k8, bf16 m16n8k16)
+against float64 of the rounded inputs, the roundings themselves, and the SASS instruction each one emits (HMMA).
+
+The correctness tests run under the simulator (its fallbacks) and, unchanged, on a GPU (the hardware):
+``python -m pytest tests/test_tensor_core_intrinsics.py`` on the GPU machine checks the fragment layouts there."""
+
+import numpy as np
+import pytest
+
+import util  # noqa: F401  first: without a GPU it switches numba to its simulator
+from util import cuda
+from util.compile import cubin_from_ptx, numba_ptx
+from util.intrinsics import cvt_tf32, mma_bf16, mma_tf32, pack_bf16x2
+from util.sass import analyze
+
+WARPS = 2  # warp w of the block computes tile w: the simulator's warps must not mix
+
+
+@cuda.jit
+def tf32_tiles(a, b, c, d):
+    """Warp w: D[16w:16w+16] = A[16w:16w+16] (16 x 8) @ B (8 x 8) + C[16w:16w+16], fragments per the PTX layout."""
+    lane = cuda.threadIdx.x % 32
+    r0 = cuda.threadIdx.x // 32 * 16
+    g = lane // 4
+    t = lane % 4
+    fa = (cvt_tf32(a[r0 + g, t]), cvt_tf32(a[r0 + g + 8, t]), cvt_tf32(a[r0 + g, t + 4]),
+          cvt_tf32(a[r0 + g + 8, t + 4]))
+    fb = (cvt_tf32(b[t, g]), cvt_tf32(b[t + 4, g]))
+    fc = (c[r0 + g, 2 * t], c[r0 + g, 2 * t + 1], c[r0 + g + 8, 2 * t], c[r0 + g + 8, 2 * t + 1])
+    d0, d1, d2, d3 = mma_tf32(fa, fb, fc)
+    d[r0 + g, 2 * t] = d0
+    d[r0 + g, 2 * t + 1] = d1
+    d[r0 + g + 8, 2 * t] = d2
+    d[r0 + g + 8, 2 * t + 1] = d3
+
+
+@cuda.jit
+def bf16_tiles(a, b, c, d):
+    """Warp w: D[16w:16w+16] = A[16w:16w+16] (16 x 16) @ B (16 x 8) + C[16w:16w+16] in bf16 with float32 sums."""
+    lane = cuda.threadIdx.x % 32
+    r0 = cuda.threadIdx.x // 32 * 16
+    g = lane // 4
+    t = lane % 4
+    fa = (pack_bf16x2(a[r0 + g, 2 * t], a[r0 + g, 2 * t + 1]),
+          pack_bf16x2(a[r0 + g + 8, 2 * t], a[r0 + g + 8, 2 * t + 1]),
+          pack_bf16x2(a[r0 + g, 2 * t + 8], a[r0 + g, 2 * t + 9]),
+          pack_bf16x2(a[r0 + g + 8, 2 * t + 8], a[r0 + g + 8, 2 * t + 9]))
+    fb = (pack_bf16x2(b[2 * t, g], b[2 * t + 1, g]), pack_bf16x2(b[2 * t + 8, g], b[2 * t + 9, g]))
+    fc = (c[r0 + g, 2 * t], c[r0 + g, 2 * t + 1], c[r0 + g + 8, 2 * t], c[r0 + g + 8, 2 * t + 1])
+    d0, d1, d2, d3 = mma_bf16(fa, fb, fc)
+    d[r0 + g, 2 * t] = d0
+    d[r0 + g, 2 * t + 1] = d1
+    d[r0 + g + 8, 2 * t] = d2
+    d[r0 + g + 8, 2 * t + 1] = d3
+
+
+def round_tf32(x):
+    """float32 -> TF32 value: round to nearest, ties away from zero (cvt.rna), as float64."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((bits + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def round_bf16(x):
+    """float32 -> bf16 value: round to nearest even (cvt.rn), as float64."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("kernel, k, rounding, mantissa", [(tf32_tiles, 8, round_tf32, 10),
+                                                           (bf16_tiles, 16, round_bf16, 7)])
+def test_one_warp_product_matches_float64_of_the_rounded_inputs(kernel, k, rounding, mantissa):
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (16 * WARPS, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, 8)).astype(np.float32)
+    c = rng.uniform(-1, 1, (16 * WARPS, 8)).astype(np.float32)
+    d = cuda.to_device(np.full((16 * WARPS, 8), np.nan, np.float32))
+    kernel[1, 32 * WARPS](cuda.to_device(a), cuda.to_device(b), cuda.to_device(c), d)
+    got = d.copy_to_host().astype(np.float64)
+    ra, rb = rounding(a), rounding(b)
+    want = ra @ rb + c
+    tol = (k + 2) * 2.0**-23 * (np.abs(ra) @ np.abs(rb) + np.abs(c))  # float32 sums of exact products
+    assert np.isfinite(got).all()
+    assert (np.abs(got - want) <= tol).all(), np.abs(got - want).max()
+    # unrounded inputs would differ by far more than that: the rounding is really there
+    unrounded = a.astype(np.float64) @ b.astype(np.float64) + c
+    assert np.abs(unrounded - want).max() > 2.0**-(mantissa + 4)
+
+
+def test_roundings():
+    if not util.SIMULATED:
+        pytest.skip("the scalar roundings are checked through the simulator's fallbacks; on a GPU the product test "
+                    "covers them")
+    one_ulp_tf32 = 2.0**-10
+    assert float(np.uint32(cvt_tf32(1.0 + one_ulp_tf32 / 2)).view(np.float32)) == 1.0 + one_ulp_tf32  # ties away
+    assert float(np.uint32(cvt_tf32(-1.0 - one_ulp_tf32 / 2)).view(np.float32)) == -1.0 - one_ulp_tf32
+    assert int(cvt_tf32(np.float32(np.inf))) == 0x7F800000
+    assert int(pack_bf16x2(1.0, -2.0)) == 0xC0003F80  # lo in the low half
+    assert int(pack_bf16x2(1.0 + 2.0**-8, 0.0)) & 0xFFFF == 0x3F80  # a tie rounds to even (down here)
+    assert int(pack_bf16x2(1.0 + 3 * 2.0**-8, 0.0)) & 0xFFFF == 0x3F82  # ... and up here
+
+
+@pytest.mark.parametrize("kernel, k, opcode", [(tf32_tiles, 8, "HMMA.1688.F32.TF32"),
+                                               (bf16_tiles, 16, "HMMA.16816.F32.BF16")])
+def test_the_tensor_core_instruction_is_emitted(kernel, k, opcode):
+    from numba import float32
+
+    report = analyze(cubin_from_ptx(numba_ptx(kernel, (float32[:, ::1],) * 4)))
+    ops = [i.opcode for i in report.instructions]
+    assert ops.count(opcode) == 1, sorted(set(ops))
+    assert not any(op.startswith(("LDL", "STL")) for op in ops)
