@@ -121,7 +121,7 @@ TILE_SECONDS = 1.03e-6
 BLOCK_OVERHEAD_TILES = 2.0
 WORKSPACE_BYTES_PER_S = 3.0e12
 SECOND_LAUNCH_S = 3e-6
-MAX_SPLITS = 32
+MAX_SPLITS = 64
 
 
 def _sms() -> int:
@@ -135,7 +135,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
          aligned: tuple[bool, bool] = (True, True), wide: bool | None = None, tile: Tile | None = None) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
-    Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..32, each slice whole BK
+    Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
     tiles), the estimated time is ``waves * (k-tiles per slice + BLOCK_OVERHEAD_TILES) * step`` with ``waves =
     ceil(blocks / (sms * MINB))`` and ``step`` the time an SM takes for one k-tile of all the blocks it holds
     (``TILE_SECONDS`` for 2 blocks of 128 x 128, in proportion to the FMAs for others, divided by the tile's
