@@ -109,3 +109,26 @@ def test_the_tensor_core_instruction_is_emitted(kernel, k, opcode):
     ops = [i.opcode for i in report.instructions]
     assert ops.count(opcode) == 1, sorted(set(ops))
     assert not any(op.startswith(("LDL", "STL")) for op in ops)
+
+
+@pytest.mark.parametrize("precision, rounding", [("tf32", round_tf32), ("bf16", round_bf16)])
+def test_problems_in_tensor_core_precisions(precision, rounding):
+    """A Problem's inputs are rounded to the precision (so the reference multiplies what the tensor cores do): the
+    exact product of the rounded inputs passes its check, the product of the unrounded ones fails it."""
+    from util.verify import Problem, round_to
+
+    if not util.SIMULATED:
+        pytest.skip("rebuilds the simulator path's random inputs (NumPy's generator; a GPU Problem uses torch's)")
+    p = Problem(24, 16, 40, seed=5, precision=precision)
+    a, b = p.a.copy_to_host(), p.b.copy_to_host()
+    assert (rounding(a) == a).all() and (rounding(b) == b).all()
+    rng = np.random.default_rng(5)  # the unrounded inputs, drawn as Problem draws them
+    raw_a = rng.uniform(-1.0, 1.0, a.shape).astype(np.float32)
+    raw_b = rng.uniform(-1.0, 1.0, b.shape).astype(np.float32)
+    assert (round_to(raw_a, precision) == a).all()
+    for inputs, correct in (((a, b), True), ((raw_a, raw_b), False)):
+        p.poison()
+        p.c.copy_to_device((inputs[0].astype(np.float64) @ inputs[1].astype(np.float64)).astype(np.float32))
+        assert p.check().correct is correct
+    with pytest.raises(ValueError, match="precision"):
+        Problem(4, 4, 4, precision="fp16")

@@ -46,14 +46,19 @@ class Variant:
     ffma: int = 1  # FFMA one thread does per k-step: turns the hot loop's FFMA count into an unroll factor
 
 
-def cublas_launch(p: Problem) -> None:
-    """C = A @ B through torch (cuBLAS) in strict fp32: TF32 off."""
+def cublas_launch(p: Problem, tf32: bool = False) -> None:
+    """C = A @ B through torch (cuBLAS) in strict fp32 (TF32 off), or with TF32 tensor cores (``tf32``)."""
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
     a, b, c = (torch.as_tensor(x, device="cuda") for x in (p.a, p.b, p.c))
     torch.matmul(a, b, out=c)
+
+
+def cublas_tf32_launch(p: Problem) -> None:
+    """C = A @ B through torch (cuBLAS) with TF32 tensor cores allowed."""
+    cublas_launch(p, tf32=True)
 
 
 def default_sig(flat: bool) -> tuple:
@@ -286,8 +291,10 @@ class Registry:
             self.variants[of] = replace(self.variants[of], twin=name)
         return variant
 
-    def cublas(self, name: str = "cuBLAS (fp32, TF32 off)", note: str = "the ceiling") -> Variant:
-        return self.add(Variant(name, cublas_launch, "cublas", note, gpu_only=True))
+    def cublas(self, name: str | None = None, note: str = "the ceiling", *, tf32: bool = False) -> Variant:
+        """cuBLAS through torch: strict fp32 (TF32 off), or TF32 tensor cores with ``tf32=True``."""
+        name = name or ("cuBLAS (TF32)" if tf32 else "cuBLAS (fp32, TF32 off)")
+        return self.add(Variant(name, cublas_tf32_launch if tf32 else cublas_launch, "cublas", note, gpu_only=True))
 
     def __iter__(self):
         return iter(self.variants.values())
@@ -311,15 +318,16 @@ class Registry:
 
     def run(self, m: int | None = None, n: int | None = None, k: int | None = None, *, runs: int = 10,
             seed: int = 0, only: Sequence[str] | None = None, flush: bool | None = None, shuffle: bool = False,
-            hide_launch: bool = False, verbose: bool = True) -> Table:
+            hide_launch: bool = False, precision: str = "fp32", verbose: bool = True) -> Table:
         """Verify each variant on one random problem, then time them ``runs`` times, interleaved (in a new
-        random order each round with ``shuffle``)."""
+        random order each round with ``shuffle``); ``precision``: the inputs rounded to "tf32" or "bf16" values
+        (util.verify.Problem), for tensor-core kernels."""
         m, n, k = default_sizes(m, n, k, quiet=not verbose)
         chosen = self._chosen(only)
         skipped = {v.name: "needs a GPU (the simulator runs numba kernels only)"
                    for v in chosen if v.gpu_only and SIMULATED}
         todo = [v for v in chosen if v.name not in skipped]
-        res = run_verified(problem(m, n, k, seed), runs, {v.name: v.launch for v in todo}, timer="events",
+        res = run_verified(problem(m, n, k, seed, precision), runs, {v.name: v.launch for v in todo}, timer="events",
                            flush=flush, shuffle=shuffle, hide_launch=hide_launch)
         table = Table([res[v.name] for v in todo], todo, device_name(), skipped)
         if verbose:

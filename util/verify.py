@@ -1,5 +1,9 @@
 """SGEMM test problems: random inputs, a float64 reference, NaN poisoning and an elementwise check.
 
+With ``precision="tf32"`` or ``"bf16"`` the random inputs are rounded to TF32 or bf16 values (still stored as
+float32), so that a tensor-core kernel multiplies exactly the numbers the reference does; products of such values
+are exact in float32, so the float32 tolerance below holds for a float32 accumulation of them.
+
 The tolerance is scaled to fp32 rounding. For C = A @ B with random inputs, the rounding error of
 element (i, j) of a float32 dot product of length k is a random walk of size about
 ``u * sqrt(k) * ||a_i * b_j||_2`` (u = 2**-24). We allow ``TOL_FACTOR`` times that: float32 kernels in
@@ -19,6 +23,7 @@ from .memory import to_d
 
 U32 = 2.0**-24  # unit roundoff of float32
 TOL_FACTOR = 16.0
+PRECISIONS = ("fp32", "tf32", "bf16")  # what a Problem's inputs are rounded to (stored as float32 either way)
 
 
 def _torch():
@@ -34,6 +39,25 @@ def check_sizes(**sizes: Any) -> None:
             raise TypeError(f"{name} must be a positive int, got {v!r} ({type(v).__name__})")
         if v <= 0:
             raise ValueError(f"{name} must be positive, got {v}")
+
+
+def round_to(x: Any, precision: str) -> Any:
+    """float32 values (a NumPy array or a torch tensor) rounded to ``precision``: TF32 to nearest with ties away
+    from zero (as cvt.rna.tf32.f32), bf16 to nearest even (as cvt.rn.bf16); fp32 unchanged."""
+    if precision == "fp32":
+        return x
+    if isinstance(x, np.ndarray):
+        bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+        if precision == "tf32":
+            bits = (bits + 0x1000) & 0xFFFFE000
+        else:
+            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+        return bits.astype(np.uint32).view(np.float32)
+    torch = _torch()
+    if precision == "bf16":
+        return x.to(torch.bfloat16).to(torch.float32)
+    bits = x.view(torch.int32)
+    return ((bits + 0x1000) & -0x2000).view(torch.float32)  # finite inputs: |x| < 1 here
 
 
 @dataclass
@@ -60,6 +84,7 @@ class Problem:
     n: int
     k: int
     seed: int = 0
+    precision: str = "fp32"
     a: Any = field(init=False, repr=False)
     b: Any = field(init=False, repr=False)
     c: Any = field(init=False, repr=False)
@@ -70,11 +95,13 @@ class Problem:
 
     def __post_init__(self) -> None:
         check_sizes(m=self.m, n=self.n, k=self.k)
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
         torch = _torch()
         if SIMULATED or not torch.cuda.is_available():
             rng = np.random.default_rng(self.seed)
-            a = rng.uniform(-1.0, 1.0, (self.m, self.k)).astype(np.float32)
-            b = rng.uniform(-1.0, 1.0, (self.k, self.n)).astype(np.float32)
+            a = round_to(rng.uniform(-1.0, 1.0, (self.m, self.k)).astype(np.float32), self.precision)
+            b = round_to(rng.uniform(-1.0, 1.0, (self.k, self.n)).astype(np.float32), self.precision)
             self.a, self.b = to_d(a), to_d(b)
             self.c = cuda.device_array((self.m, self.n), dtype=np.float32)
             self._nan, self._tensors = to_d(np.full((self.m, self.n), np.nan, dtype=np.float32)), None
@@ -84,6 +111,7 @@ class Problem:
             gen.manual_seed(self.seed)
             a_t = torch.empty((self.m, self.k), dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0, generator=gen)
             b_t = torch.empty((self.k, self.n), dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0, generator=gen)
+            a_t, b_t = round_to(a_t, self.precision), round_to(b_t, self.precision)
             c_t = torch.empty((self.m, self.n), dtype=torch.float32, device="cuda")
             self._tensors, self._nan = (a_t, b_t, c_t), None
             self.a, self.b, self.c = (cuda.as_cuda_array(t) for t in self._tensors)
