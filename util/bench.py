@@ -339,14 +339,15 @@ class Registry:
         return table
 
     def check_shapes(self, shapes: Sequence[tuple[int, int, int]], *, only: Sequence[str] | None = None,
-                     seed: int = 1) -> ShapeCheck:
-        """Run every variant once on each shape (C poisoned with NaN) and check every element."""
+                     seed: int = 1, precision: str = "fp32") -> ShapeCheck:
+        """Run every variant once on each shape (C poisoned with NaN) and check every element (``precision``: as
+        for ``run``)."""
         chosen = self._chosen(only)
         skipped = {v.name: "needs a GPU" for v in chosen if v.gpu_only and SIMULATED}
         todo = [v for v in chosen if v.name not in skipped]
         wrong = {}
         for shape in shapes:
-            p = Problem(*shape, seed=seed)
+            p = Problem(*shape, seed=seed, precision=precision)
             for v in todo:
                 p.poison()
                 v.launch(p)

@@ -139,17 +139,21 @@ if SIMULATED:
         return np.uint32(bf16(lo) | bf16(hi) << 16)
 
     class _Warp:
-        """The lanes of one simulated warp meeting at a collective: a barrier and their contributions."""
+        """The lanes of one simulated warp meeting at a collective: a barrier, their contributions, and the result
+        (computed once, by the first lane to get there)."""
 
         def __init__(self, width):
             self.barrier = threading.Barrier(width)
+            self.lock = threading.Lock()
             self.slots = {}
+            self.result = None
 
     _warps: dict = {}
     _warps_lock = threading.Lock()
 
-    def _warp_collective(mine, combine):
-        """Every lane of the calling warp contributes ``mine``; each gets ``combine(contributions, lane)``."""
+    def _warp_collective(mine, combine, pick):
+        """Every lane of the calling warp contributes ``mine``; ``combine(contributions)`` runs once and each lane
+        gets ``pick(result, lane)``."""
         th = threading.current_thread()
         dims = th._manager._block_dim
         lane, warp = th.thread_id % 32, th.thread_id // 32
@@ -160,8 +164,13 @@ if SIMULATED:
             w = _warps.setdefault((tuple(th.blockIdx), warp, th._manager), _Warp(width))
         w.slots[lane] = mine
         w.barrier.wait()
-        out = combine(w.slots, lane)
+        with w.lock:
+            if w.result is None:
+                w.result = combine(w.slots)
+        out = pick(w.result, lane)
         w.barrier.wait()  # everyone has read before any lane's next contribution
+        if lane == 0:  # lane 0 clears it before it reaches (and so before anyone passes) the next first barrier
+            w.result = None
         return out
 
     def _tf32_value(bits):
@@ -172,10 +181,15 @@ if SIMULATED:
         return (float(np.uint32((bits & 0xFFFF) << 16).view(np.float32)),
                 float(np.uint32((bits >> 16) << 16).view(np.float32)))
 
+    def _mma_pick(D, lane):
+        """This lane's 4 floats of D (16 x 8): rows g and g + 8, columns 2t and 2t + 1."""
+        g, t = lane // 4, lane % 4
+        return D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t], D[g + 8, 2 * t + 1]
+
     def _mma_combine(k, a_of, b_of):
         """D (16 x 8) = A (16 x k) @ B (k x 8) + C in float64 from every lane's fragments, rounded to float32;
         a_of(lane, regs) / b_of(lane, regs) yield ((row, col), value) for that lane's A / B registers."""
-        def combine(slots, lane):
+        def combine(slots):
             A, B, C = np.zeros((16, k)), np.zeros((k, 8)), np.zeros((16, 8))
             for ln, (a, b, c) in slots.items():
                 g, t = ln // 4, ln % 4
@@ -184,9 +198,7 @@ if SIMULATED:
                 for (r, q), v in b_of(ln, b):
                     B[r, q] = v
                 C[g, 2 * t], C[g, 2 * t + 1], C[g + 8, 2 * t], C[g + 8, 2 * t + 1] = c
-            D = (A @ B + C).astype(np.float32)
-            g, t = lane // 4, lane % 4
-            return D[g, 2 * t], D[g, 2 * t + 1], D[g + 8, 2 * t], D[g + 8, 2 * t + 1]
+            return (A @ B + C).astype(np.float32)
         return combine
 
     def _tf32_a(ln, a):
@@ -215,11 +227,11 @@ if SIMULATED:
 
     def mma_tf32(a, b, c):
         """D = A (16 x 8, TF32) @ B (8 x 8, TF32) + C across the warp; this lane's 4 floats of D."""
-        return _warp_collective((tuple(a), tuple(b), tuple(c)), _mma_combine(8, _tf32_a, _tf32_b))
+        return _warp_collective((tuple(a), tuple(b), tuple(c)), _mma_combine(8, _tf32_a, _tf32_b), _mma_pick)
 
     def mma_bf16(a, b, c):
         """D = A (16 x 16, bf16) @ B (16 x 8, bf16) + C across the warp; this lane's 4 floats of D."""
-        return _warp_collective((tuple(a), tuple(b), tuple(c)), _mma_combine(16, _bf16_a, _bf16_b))
+        return _warp_collective((tuple(a), tuple(b), tuple(c)), _mma_combine(16, _bf16_a, _bf16_b), _mma_pick)
 
 elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir
     from numba_cuda_mlir._mlir import ir as mlir_ir

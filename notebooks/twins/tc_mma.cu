@@ -1,0 +1,114 @@
+// CUDA C twins of tensor_cores.ipynb: TF32 GEMM on mma.sync m16n8k8, the same algorithm as each numba step.
+// A 128 x 128 block tile of 8 warps (2 x 4), each warp 64 x 32: 4 x 4 mma tiles of 16 x 8, K in steps of 8.
+#define BM 128
+#define BN 128
+#define WM 64
+#define WN 32
+#define NT 256
+
+__device__ __forceinline__ unsigned tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ float at(const float* p, int r, int q, int rows, int cols) {
+    return (r < rows && q < cols) ? p[(long long)r * cols + q] : 0.f;
+}
+
+__device__ __forceinline__ void store(float* c, const float (&acc)[4][4][4], int r0, int c0, int g, int t, int m, int n) {
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+        #pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+            #pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int row = r0 + mt * 16 + g + (e >> 1) * 8, col = c0 + nt * 8 + 2 * t + (e & 1);
+                if (row < m && col < n) c[(long long)row * n + col] = acc[mt][nt][e];
+            }
+}
+
+// step 1: every fragment straight from global memory (rounded to TF32 as it is loaded)
+extern "C" __global__ void __launch_bounds__(NT) mma_global_c(const float* a, const float* b, float* c, int m, int n, int k) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int r0 = blockIdx.y * BM + (warp / (BN / WN)) * WM, c0 = blockIdx.x * BN + (warp % (BN / WN)) * WN;
+    float acc[4][4][4] = {};
+    for (int k0 = 0; k0 < k; k0 += 8) {
+        unsigned fa[4][4], fb[4][2];
+        #pragma unroll
+        for (int mt = 0; mt < 4; ++mt) {
+            const int r = r0 + mt * 16 + g;
+            fa[mt][0] = tf32(at(a, r, k0 + t, m, k));
+            fa[mt][1] = tf32(at(a, r + 8, k0 + t, m, k));
+            fa[mt][2] = tf32(at(a, r, k0 + t + 4, m, k));
+            fa[mt][3] = tf32(at(a, r + 8, k0 + t + 4, m, k));
+        }
+        #pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+            const int col = c0 + nt * 8 + g;
+            fb[nt][0] = tf32(at(b, k0 + t, col, k, n));
+            fb[nt][1] = tf32(at(b, k0 + t + 4, col, k, n));
+        }
+        #pragma unroll
+        for (int mt = 0; mt < 4; ++mt)
+            #pragma unroll
+            for (int nt = 0; nt < 4; ++nt) mma_tf32(acc[mt][nt], fa[mt], fb[nt]);
+    }
+    store(c, acc, r0, c0, g, t, m, n);
+}
+
+// step 2: a BK = 32 deep tile of A and of B staged in shared memory (rounded to TF32 on the way), fragments from there
+#define BK 32
+#define PA 4   // pads: the 32 lanes of a fragment read hit 32 different banks
+#define PB 8
+extern "C" __global__ void __launch_bounds__(NT) mma_smem_c(const float* a, const float* b, float* c, int m, int n, int k) {
+    __shared__ unsigned As[BM][BK + PA];
+    __shared__ unsigned Bs[BK][BN + PB];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int brow = blockIdx.y * BM, bcol = blockIdx.x * BN;
+    const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
+    float acc[4][4][4] = {};
+    for (int k0 = 0; k0 < k; k0 += BK) {
+        #pragma unroll
+        for (int i = 0; i < BM * BK / NT; ++i) {
+            const int f = tid + i * NT, r = f / BK, q = f % BK;
+            As[r][q] = tf32(at(a, brow + r, k0 + q, m, k));
+        }
+        #pragma unroll
+        for (int i = 0; i < BK * BN / NT; ++i) {
+            const int f = tid + i * NT, r = f / BN, q = f % BN;
+            Bs[r][q] = tf32(at(b, k0 + r, bcol + q, k, n));
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int kk = 0; kk < BK; kk += 8) {
+            unsigned fa[4][4], fb[4][2];
+            #pragma unroll
+            for (int mt = 0; mt < 4; ++mt) {
+                const int r = wr + mt * 16 + g;
+                fa[mt][0] = As[r][kk + t];
+                fa[mt][1] = As[r + 8][kk + t];
+                fa[mt][2] = As[r][kk + t + 4];
+                fa[mt][3] = As[r + 8][kk + t + 4];
+            }
+            #pragma unroll
+            for (int nt = 0; nt < 4; ++nt) {
+                fb[nt][0] = Bs[kk + t][wc + nt * 8 + g];
+                fb[nt][1] = Bs[kk + t + 4][wc + nt * 8 + g];
+            }
+            #pragma unroll
+            for (int mt = 0; mt < 4; ++mt)
+                #pragma unroll
+                for (int nt = 0; nt < 4; ++nt) mma_tf32(acc[mt][nt], fa[mt], fb[nt]);
+        }
+        __syncthreads();
+    }
+    store(c, acc, brow + wr, bcol + wc, g, t, m, n);
+}
