@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .backend import SIMULATED, cuda
-from numba import uint64  # noqa: E402 - after util.backend, which picks numba's simulator or its compiler
+from numba import float32, int64, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
 from .memory import cdiv
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -404,10 +404,6 @@ def _sum_blocks(mn: int) -> int:
 
 # ---- the call ------------------------------------------------------------------------------------------------
 
-def _cai(x: Any) -> dict | None:
-    return getattr(x, "__cuda_array_interface__", None)
-
-
 def _describe(name: str, x: Any) -> tuple[tuple[int, ...], Any]:
     """(shape, x as a numba device array) of a C-contiguous float32 2-D device array, or a clear error."""
     if isinstance(x, np.ndarray):
@@ -418,8 +414,7 @@ def _describe(name: str, x: Any) -> tuple[tuple[int, ...], Any]:
         arr, dtype, shape = x, x.dtype, tuple(x.shape)
         contiguous = x.is_c_contiguous()
     else:
-        cai = _cai(x)
-        if cai is None:
+        if getattr(x, "__cuda_array_interface__", None) is None:
             raise TypeError(f"{name} must be a CUDA device array (numba's, or any with __cuda_array_interface__ "
                             f"such as a torch CUDA tensor), got {type(x).__name__}")
         arr = cuda.as_cuda_array(x)
@@ -438,10 +433,12 @@ def _describe(name: str, x: Any) -> tuple[tuple[int, ...], Any]:
     return shape, arr
 
 
+def _address(arr: Any) -> int:
+    return arr.__cuda_array_interface__["data"][0]
+
+
 def _aligned16(arr: Any) -> bool:
-    if SIMULATED:
-        return True
-    return arr.__cuda_array_interface__["data"][0] % 16 == 0
+    return SIMULATED or _address(arr) % 16 == 0
 
 
 _workspace: dict[str, Any] = {}
@@ -466,11 +463,8 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
     if (mc, nc) != (m, n):
         raise ValueError(f"c must be {m}x{n} (a's rows x b's columns), got {mc}x{nc}")
     if not SIMULATED:
-        lo, hi = (lambda x: (x.__cuda_array_interface__["data"][0],
-                             x.__cuda_array_interface__["data"][0] + 4 * x.size))(c)
         for name, x in (("a", a), ("b", b)):
-            xl = x.__cuda_array_interface__["data"][0]
-            if xl < hi and lo < xl + 4 * x.size:
+            if _address(x) < _address(c) + 4 * c.size and _address(c) < _address(x) + 4 * x.size:
                 raise ValueError(f"c overlaps {name}: the output must be a separate array")
     return m, n, k, a, b, c
 
@@ -569,10 +563,8 @@ def c_splitk_sum():
     return CudaC.from_file(TWIN_SOURCE, "splitk_sum_c")
 
 
-def numba_sig(wide: bool = False) -> tuple:
+def numba_sig() -> tuple:
     """The argument types ``sgemm`` passes the numba kernel: flat float32 arrays and int64 sizes."""
-    from numba import float32, int64
-
     return (float32[::1],) * 3 + (int64,) * 4
 
 
