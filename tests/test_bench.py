@@ -61,7 +61,7 @@ def table():
     reg = Registry()
     reg.numba("good", variant7, **LAUNCH, kernel_args=[BS], note="the reference kernel")
     reg.numba("off by one", off_by_one, **LAUNCH)
-    reg.numba("intrinsics", with_intrinsics, **LAUNCH, flat=True)
+    reg.numba("intrinsics", with_intrinsics, **LAUNCH, flat=True, tags={INTRINSICS})
     reg.cuda_c("CUDA C twin", CudaC(TWIN, "twin"), **LAUNCH)
     reg.cublas()
     return reg.run(*SIZES, runs=1, verbose=False)

@@ -32,7 +32,8 @@ def run(shape, seed=0, **options):
     ((130, 132, 24), {"tile": S.TILE}),               # 16-byte loads of A and B, edge blocks clamped
     ((67, 129, 17), {"tile": S.SMALL_TILE}),          # scalar loads, a K tail, 64 x 128 tiles
     ((5, 8, 40), {"splits": 5}),                      # split-K: five slices of one tile each, then the sum
-    ((33, 4, 44), {"splits": 2, "wide": True}),       # split-K with 64-bit offsets, vector loads of B only
+    ((33, 4, 44), {"splits": 2, "wide": True}),       # split-K with 64-bit offsets (64 x 128 tiles)
+    ((9, 8, 26), {"tile": S.TILE, "wide": True}),     # vector loads of B only over whole k-tiles, 64-bit, 128 x 128
     ((20, 7, 36), {"tile": S.SMALL_TILE, "splits": 3}),  # 64 x 128 tiles split, vector loads of A only
 ])
 def test_every_strategy_is_correct(shape, options):
@@ -89,6 +90,11 @@ def test_plan_refuses_bad_sizes():
             S.plan(m, n, k)
     with pytest.raises(ValueError, match="leave a slice empty"):
         S.plan(8, 8, 40, splits=4)  # 5 k-tiles in slices of 2 make 3
+    with pytest.raises(ValueError, match="MAX_SPLITS"):
+        S.plan(8, 8, 8000, splits=S.MAX_SPLITS + 1)
+    with pytest.raises(ValueError, match="gridDim.y"):  # more row tiles than a grid holds: a clear error
+        S.plan(9_000_000, 64, 64)
+    assert S.plan(5_000_000, 64, 64).tile == S.TILE  # the 64-row tile would need too many: the 128-row one
 
 
 @pytest.mark.parametrize("tile, va, vb", [(S.TILE, True, True), (S.SMALL_TILE, False, False)])

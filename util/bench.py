@@ -50,10 +50,13 @@ def cublas_launch(p: Problem, tf32: bool = False) -> None:
     """C = A @ B through torch (cuBLAS) in strict fp32 (TF32 off), or with TF32 tensor cores (``tf32``)."""
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    a, b, c = (torch.as_tensor(x, device="cuda") for x in (p.a, p.b, p.c))
-    torch.matmul(a, b, out=c)
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
+    try:
+        a, b, c = (torch.as_tensor(x, device="cuda") for x in (p.a, p.b, p.c))
+        torch.matmul(a, b, out=c)
+    finally:  # the caller's own matmuls keep their setting
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
 
 
 def cublas_tf32_launch(p: Problem) -> None:

@@ -54,6 +54,7 @@ The others have no numba-cuda-mlir version yet; using one is a clear error.
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -143,12 +144,13 @@ if SIMULATED:
         (computed once, by the first lane to get there)."""
 
         def __init__(self, width):
-            self.barrier = threading.Barrier(width)
+            self.barrier = threading.Barrier(width, timeout=WARP_TIMEOUT_S)  # a lane that died must not hang the rest
             self.lock = threading.Lock()
             self.slots = {}
             self.result = None
 
-    _warps: dict = {}
+    WARP_TIMEOUT_S = 120.0
+    _warps: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # block manager -> {(block, warp): _Warp}
     _warps_lock = threading.Lock()
 
     def _warp_collective(mine, combine, pick):
@@ -161,7 +163,7 @@ if SIMULATED:
         if width != 32:
             raise RuntimeError(f"mma.sync needs a whole warp of 32 threads; warp {warp} of this block has {width}")
         with _warps_lock:
-            w = _warps.setdefault((tuple(th.blockIdx), warp, th._manager), _Warp(width))
+            w = _warps.setdefault(th._manager, {}).setdefault((tuple(th.blockIdx), warp), _Warp(width))
         w.slots[lane] = mine
         w.barrier.wait()
         with w.lock:

@@ -123,6 +123,7 @@ BLOCK_OVERHEAD_TILES = 2.0
 WORKSPACE_BYTES_PER_S = 3.0e12
 SECOND_LAUNCH_S = 3e-6
 MAX_SPLITS = 256
+MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y, which holds the row tiles
 
 
 def _sms() -> int:
@@ -167,12 +168,17 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         ktiles = cdiv(k, t.BK)
         return sorted({cdiv(ktiles, cdiv(ktiles, s)) for s in range(1, min(MAX_SPLITS, ktiles) + 1)})
 
-    tiles = TILES if tile is None else (tile,)
+    tiles = tuple(t for t in (TILES if tile is None else (tile,)) if cdiv(m, t.BM) <= MAX_GRID_Y)
+    if not tiles:
+        rows = tile.BM if tile else max(t.BM for t in TILES)
+        raise ValueError(f"m = {m} needs more than {MAX_GRID_Y} row tiles of {rows} rows, the most one launch's "
+                         f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
     if splits is not None:
         ktiles = cdiv(k, tiles[0].BK)
-        if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= ktiles:
-            raise ValueError(f"splits must be an int in 1..{ktiles} (the number of {tiles[0].BK}-deep k-tiles), "
-                             f"got {splits!r}")
+        most = min(ktiles, MAX_SPLITS)
+        if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= most:
+            raise ValueError(f"splits must be an int in 1..{most} (the number of {tiles[0].BK}-deep k-tiles, "
+                             f"at most MAX_SPLITS = {MAX_SPLITS}), got {splits!r}")
         if splits not in slice_counts(tiles[0]):
             raise ValueError(f"splits={splits} would leave a slice empty: {ktiles} k-tiles in slices of "
                              f"{cdiv(ktiles, splits)} make {cdiv(ktiles, cdiv(ktiles, splits))}")
@@ -182,7 +188,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     why = (f"{tile.name} tiles, {splits} slice(s): est. {est * 1e6:.0f} us on {sms} SMs "
            f"(one slice of {TILES[0].name}: {cost(TILES[0], 1) * 1e6:.0f} us)")
     kslice = cdiv(cdiv(k, tile.BK), splits) * tile.BK
-    big = max(m * k, k * n, splits * m * n if splits > 1 else 0) + tile.BN * tile.BK  # + what a clamp may reach
+    # the largest offset formed: the walking offsets end one tile past A (BK) and B (BK rows of n), the workspace
+    big = max(m * k + tile.BK, (k + tile.BK) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
     va = k % 4 == 0 and aligned[0]
     vb = n % 4 == 0 and aligned[1]
@@ -523,13 +530,21 @@ def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | No
 
 
 _CACHE: dict[tuple, tuple[tuple, Prepared]] = {}
-_CACHE_SIZE = 16
+_CACHE_SIZE = 16  # prepared calls kept; each keeps its three arrays (and their device memory) alive: clear_cache()
+
+
+def clear_cache() -> None:
+    """Drop the prepared calls ``sgemm`` keeps (and with them their arrays) and the split-K workspace."""
+    _CACHE.clear()
+    _workspace.clear()
 
 
 def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None,
             tile: Tile | None) -> Prepared:
     """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
-    alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call."""
+    alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call. The
+    last ``_CACHE_SIZE`` entries hold their arrays (so an id cannot be reused while its entry lives): their memory
+    stays allocated until ``clear_cache()`` or until newer calls push them out."""
     if SIMULATED:
         return Prepared(a, b, c, compiler, splits, wide, tile)
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
@@ -538,7 +553,7 @@ def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: boo
         return Prepared(a, b, c, compiler, splits, wide, tile)
     key = (id(a), id(b), id(c), compiler, splits, wide, tile)
     hit = _CACHE.get(key)
-    if hit is not None and all(x is y for x, y in zip(hit[0], (a, b, c))):
+    if hit is not None:  # the entry holds a, b and c, so these ids are still theirs
         return hit[1]
     call = Prepared(a, b, c, compiler, splits, wide, tile)
     if len(_CACHE) >= _CACHE_SIZE:
