@@ -5,7 +5,7 @@
     twin = cuda_c_cubin(CUDA_C_SOURCE, "sgemm_coalesce")                       # NVRTC -> cubin
 
 Under numba's simulator (a CPU machine) numba's compiler is replaced in this process, so ``numba_ptx`` and
-``numba_types`` compile in a child process (``python -m util.child_compile``), to which ``util.ship`` sends the
+``numba_types`` compile in a child process (``util.child_compile``), to which ``util.ship`` sends the
 kernel's source, the signature and the globals the kernel uses. The SASS of a cubin is read by ``util.sass``.
 On a GPU numba links through nvJitLink (LTO) instead of ptxas, which can schedule a little differently.
 """
@@ -174,11 +174,14 @@ def _with_maxnreg(ptx: str, max_registers: int | None) -> str:
 
 
 def _compile_in_child(job: dict[str, Any], name: str) -> str:
-    """Run numba's real compiler in a fresh Python without the simulator (``python -m util.child_compile``)."""
+    """Run numba's real compiler in a fresh Python without the simulator (``util.child_compile``)."""
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0"}  # "0": util.backend keeps numba's real compiler
     repo = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (repo, os.environ.get("PYTHONPATH"))))
-    proc = subprocess.run([sys.executable, "-m", "util.child_compile"], input=pickle.dumps(job),
+    # started with -c, not -m: run as __main__ the same compile spent 2.5 s more in the kernel (four times the
+    # page mappings) on ladder step 15, docs/notes.md
+    start = "from util.child_compile import main, exit_now; exit_now(main())"
+    proc = subprocess.run([sys.executable, "-c", start], input=pickle.dumps(job),
                           capture_output=True, env=env, check=False)
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip()
