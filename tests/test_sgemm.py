@@ -35,6 +35,8 @@ def run(shape, seed=0, **options):
     ((33, 4, 44), {"splits": 2, "wide": True}),       # split-K with 64-bit offsets (64 x 128 tiles)
     ((9, 8, 26), {"tile": S.TILE, "wide": True}),     # vector loads of B only over whole k-tiles, 64-bit, 128 x 128
     ((20, 7, 36), {"tile": S.SMALL_TILE, "splits": 3}),  # 64 x 128 tiles split, vector loads of A only
+    ((131, 130, 27), {"tile": S.TILE}),               # 128 x 128, scalar A, B spread over threads, K tail, edges
+    ((70, 257, 40), {"tile": S.TILE, "wide": True}),  # B spread over threads with 64-bit offsets
 ])
 def test_every_strategy_is_correct(shape, options):
     used, check = run(shape, **options)

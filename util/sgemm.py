@@ -220,6 +220,10 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     assert A4 * 4 * NT == BM * BK and B4 * 4 * NT == BK * BN and BK == 8, "whole 4-float pieces, 8 k-steps a tile"
     OFF = int64 if wide else int32  # the type of every element offset
     VA, VB = bool(va), bool(vb)
+    # B's scalar loads spread over consecutive threads, one walking offset per element: with one piece a thread
+    # (the 128 x 128 tile); the 64 x 128 tile's two pieces would take 8 offsets out of its 168 registers
+    # (measured slower there, docs/notes.md)
+    SPREAD_B = not VB and B4 == 1
     ALIGN = None if simulator else 16
 
     @cuda.jit(device=True)
@@ -248,18 +252,31 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         kstep(acc, fa, fb, AsT, Bs, buf, 7, am, bn)
 
     @cuda.jit(device=True)
+    def a_at(t, l, x):
+        """(row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k."""
+        return (t + l * NT) // (BK // 4), (t + l * NT) % (BK // 4) * 4 + x
+
+    @cuda.jit(device=True)
+    def b_at(t, l, x):
+        """(k, column) inside the tile of element x of this thread's piece l of B: 4 floats along a row, or with
+        SPREAD_B consecutive threads on consecutive columns (each warp's scalar load reads 128 contiguous bytes
+        instead of every fourth float of 512)."""
+        if SPREAD_B:
+            e = t + (l * 4 + x) * NT
+            return e // BN, e % BN
+        return (t + l * NT) // (BN // 4), (t + l * NT) % (BN // 4) * 4 + x
+
+    @cuda.jit(device=True)
     def stage(AsT, Bs, nxt, ra, rb, t):
         """The tile held in registers -> shared buffer nxt (A transposed)."""
         for l in range(A4):
-            r = (t + l * NT) // (BK // 4)
-            q = (t + l * NT) % (BK // 4) * 4
             for x in range(4):
-                AsT[nxt, q + x, r] = ra[l, x]
+                r, q = a_at(t, l, x)
+                AsT[nxt, q, r] = ra[l, x]
         for l in range(B4):
-            r = (t + l * NT) // (BN // 4)
-            q = (t + l * NT) % (BN // 4) * 4
             for x in range(4):
-                Bs[nxt, r, q + x] = rb[l, x]
+                r, q = b_at(t, l, x)
+                Bs[nxt, r, q] = rb[l, x]
 
     @cuda.jit(device=True)
     def fetch(a, b, ra, rb, pa, pb, bstep):
@@ -281,29 +298,31 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                     pb[l, x] = add_nsw(pb[l, x], bstep)
 
     @cuda.jit(device=True)
-    def arow(brow, t, l, m):
-        """The row of A this thread loads for piece l: past the last row, the last row (clamped)."""
-        return min(brow + OFF((t + l * NT) // (BK // 4)), m - OFF(1))
+    def arow(brow, r, m):
+        """Row r of the block's tile of A: past the last row, the last row (clamped)."""
+        return min(brow + OFF(r), m - OFF(1))
 
     @cuda.jit(device=True)
-    def bcol(bcl, t, l, x, n):
-        """Column x of B's piece l of this thread, clamped inside the matrix (a whole aligned piece with VB)."""
-        q = bcl + OFF((t + l * NT) % (BN // 4) * 4)
-        return min(q, n - OFF(4)) + OFF(x) if VB else min(q + OFF(x), n - OFF(1))
+    def bcol(bcl, q, x, n):
+        """Column q + x of the block's tile of B, clamped inside the matrix; with VB, q starts a piece that
+        stays whole and aligned (clamped as one)."""
+        return min(bcl + OFF(q), n - OFF(4)) + OFF(x) if VB else min(bcl + OFF(q + x), n - OFF(1))
 
     @cuda.jit(device=True)
     def fetch_tail(a, b, ra, rb, k0, kend, brow, bcl, m, n, k, t):
         """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend (rows and columns recomputed
         here, so that nothing of the tail's stays live in the hot loop)."""
         for l in range(A4):
-            r0 = arow(brow, t, l, m) * k + k0 + OFF((t + l * NT) % (BK // 4) * 4)
-            kq = k0 + OFF((t + l * NT) % (BK // 4) * 4)
+            r, q = a_at(t, l, 0)
+            kq = k0 + OFF(q)
+            r0 = arow(brow, r, m) * k + kq
             for x in range(4):
                 ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
         for l in range(B4):
-            kr = k0 + OFF((t + l * NT) // (BN // 4))
             for x in range(4):
-                rb[l, x] = at(b, kr * n + bcol(bcl, t, l, x, n)) if kr < kend else float32(0.0)
+                r, q = b_at(t, l, 0 if VB else x)
+                kr = k0 + OFF(r)
+                rb[l, x] = at(b, kr * n + bcol(bcl, q, x if VB else 0, n)) if kr < kend else float32(0.0)
 
     def gemm(a, b, out, m, n, k, kslice):
         """Step 15's hot loop for every block: edge rows and columns clamped (their results are not stored), a
@@ -312,8 +331,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         Bs = cuda.shared.array((2, BK, BN), float32, alignment=ALIGN)
         ra = cuda.local.array((A4, 4), float32)
         rb = cuda.local.array((B4, 4), float32)
-        pa = cuda.local.array(A4, OFF)       # walking offsets of this thread's pieces of the next tile
-        pb = cuda.local.array((B4, 4), OFF)  # (one per piece with 16-byte loads, one per column without)
+        pa = cuda.local.array(A4, OFF)       # walking offsets of this thread's pieces of the next tile (one per
+        pb = cuda.local.array((B4, 4), OFF)  # piece; for B without 16-byte loads, one per element)
         t = uint32(cuda.threadIdx.x)
         warp = t // 32
         lane = t % 32
@@ -331,11 +350,12 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             for j in range(FN):
                 acc[i, j] = float32(0.0)
         for l in range(A4):
-            pa[l] = arow(brow, t, l, mm) * kk + kbeg + OFF((t + l * NT) % (BK // 4) * 4)
+            r, q = a_at(t, l, 0)
+            pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
         for l in range(B4):
-            r = kbeg + OFF((t + l * NT) // (BN // 4))
-            for x in range(4):
-                pb[l, x] = r * nn + bcol(bcl, t, l, x, nn)
+            for x in range(1 if VB else 4):
+                r, q = b_at(t, l, x)
+                pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, 0, nn)
         bstep = OFF(OFF(BK) * nn)
         ntiles = (kend - kbeg + OFF(BK - 1)) // OFF(BK)
         nfull = (kend - kbeg) // OFF(BK)

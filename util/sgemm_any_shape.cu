@@ -40,18 +40,34 @@ __device__ __forceinline__ void ktile(float (&acc)[FM][FN], const TileA& AsT, co
     }
 }
 
+// (row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k
+__device__ __forceinline__ int a_row(int t, int l, int x) { return (t + l * NT) / (BK / 4); }
+__device__ __forceinline__ int a_k(int t, int l, int x) { return (t + l * NT) % (BK / 4) * 4 + x; }
+
+// (k, column) inside the tile of element x of this thread's piece l of B: 4 floats along a row, or with SPREAD_B
+// consecutive threads on consecutive columns (each warp's scalar load reads 128 contiguous bytes); as util/sgemm.py
+#define SPREAD_B (!VB && B4 == 1)
+__device__ __forceinline__ int b_row(int t, int l, int x) {
+    return SPREAD_B ? (t + (l * 4 + x) * NT) / BN : (t + l * NT) / (BN / 4);
+}
+__device__ __forceinline__ int b_col(int t, int l, int x) {
+    return SPREAD_B ? (t + (l * 4 + x) * NT) % BN : (t + l * NT) % (BN / 4) * 4 + x;
+}
+
 // the tile held in registers -> shared buffer nxt (A transposed)
 __device__ __forceinline__ void stage(TileA& AsT, TileB& Bs, int nxt, const float (&ra)[A4][4], const float (&rb)[B4][4], int t) {
     #pragma unroll
-    for (int l = 0; l < A4; ++l) {
-        const int r = (t + l * NT) / (BK / 4), q = (t + l * NT) % (BK / 4) * 4;
+    for (int l = 0; l < A4; ++l)
         #pragma unroll
-        for (int x = 0; x < 4; ++x) AsT[nxt][q + x][r] = ra[l][x];
-    }
+        for (int x = 0; x < 4; ++x) AsT[nxt][a_k(t, l, x)][a_row(t, l, x)] = ra[l][x];
     #pragma unroll
     for (int l = 0; l < B4; ++l) {
-        const int r = (t + l * NT) / (BN / 4), q = (t + l * NT) % (BN / 4) * 4;
-        *reinterpret_cast<float4*>(&Bs[nxt][r][q]) = make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
+#if VB
+        *reinterpret_cast<float4*>(&Bs[nxt][b_row(t, l, 0)][b_col(t, l, 0)]) = make_float4(rb[l][0], rb[l][1], rb[l][2], rb[l][3]);
+#else
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) Bs[nxt][b_row(t, l, x)][b_col(t, l, x)] = rb[l][x];
+#endif
     }
 }
 
@@ -82,18 +98,17 @@ __device__ __forceinline__ void fetch(const float* __restrict__ a, const float* 
     }
 }
 
-// the row of A this thread loads for piece l: past the last row, the last row (clamped)
-__device__ __forceinline__ off_t_ arow(off_t_ brow, int t, int l, int m) {
-    return min(brow + (t + l * NT) / (BK / 4), (off_t_)m - 1);
+// row r of the block's tile of A: past the last row, the last row (clamped)
+__device__ __forceinline__ off_t_ arow(off_t_ brow, int r, int m) {
+    return min(brow + r, (off_t_)m - 1);
 }
 
-// column x of B's piece l of this thread, clamped inside the matrix (a whole aligned piece with VB)
-__device__ __forceinline__ off_t_ bcol(off_t_ bcl, int t, int l, int x, int n) {
-    const off_t_ q = bcl + (t + l * NT) % (BN / 4) * 4;
+// column q + x of the block's tile of B, clamped inside the matrix (with VB, q starts a piece clamped as one)
+__device__ __forceinline__ off_t_ bcol(off_t_ bcl, int q, int x, int n) {
 #if VB
-    return min(q, (off_t_)n - 4) + x;
+    return min(bcl + q, (off_t_)n - 4) + x;
 #else
-    return min(q + x, (off_t_)n - 1);
+    return min(bcl + q + x, (off_t_)n - 1);
 #endif
 }
 
@@ -102,17 +117,23 @@ __device__ __forceinline__ void fetch_tail(const float* __restrict__ a, const fl
                                            float (&rb)[B4][4], off_t_ k0, off_t_ kend, off_t_ brow, off_t_ bcl,
                                            int m, int n, int k, int t) {
     #pragma unroll
-    for (int l = 0; l < A4; ++l) {
-        const off_t_ kq = k0 + (t + l * NT) % (BK / 4) * 4, r0 = arow(brow, t, l, m) * k + kq;
+    for (int l = 0; l < A4; ++l)
         #pragma unroll
-        for (int x = 0; x < 4; ++x) ra[l][x] = kq + x < kend ? a[r0 + x] : 0.f;
-    }
+        for (int x = 0; x < 4; ++x) {
+            const off_t_ kq = k0 + a_k(t, l, x);
+            ra[l][x] = kq < kend ? a[arow(brow, a_row(t, l, x), m) * k + kq] : 0.f;
+        }
     #pragma unroll
-    for (int l = 0; l < B4; ++l) {
-        const off_t_ kr = k0 + (t + l * NT) / (BN / 4);
+    for (int l = 0; l < B4; ++l)
         #pragma unroll
-        for (int x = 0; x < 4; ++x) rb[l][x] = kr < kend ? b[kr * n + bcol(bcl, t, l, x, n)] : 0.f;
-    }
+        for (int x = 0; x < 4; ++x) {
+#if VB
+            const off_t_ kr = k0 + b_row(t, l, 0), col = bcol(bcl, b_col(t, l, 0), x, n);
+#else
+            const off_t_ kr = k0 + b_row(t, l, x), col = bcol(bcl, b_col(t, l, x), 0, n);
+#endif
+            rb[l][x] = kr < kend ? b[kr * n + col] : 0.f;
+        }
 }
 
 extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __restrict__ a, const float* __restrict__ b,
@@ -125,15 +146,13 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     const off_t_ kbeg = (off_t_)blockIdx.z * kslice, kend = min(kbeg + kslice, (off_t_)k);
     float acc[FM][FN] = {{0.f}};
     float ra[A4][4], rb[B4][4];
-    off_t_ pa[A4], pb[B4][4];
+    off_t_ pa[A4], pb[B4][4];  // walking offsets: one per piece; for B without 16-byte loads, one per element
     #pragma unroll
-    for (int l = 0; l < A4; ++l) pa[l] = arow(brow, t, l, m) * k + kbeg + (t + l * NT) % (BK / 4) * 4;
+    for (int l = 0; l < A4; ++l) pa[l] = arow(brow, a_row(t, l, 0), m) * k + kbeg + a_k(t, l, 0);
     #pragma unroll
-    for (int l = 0; l < B4; ++l) {
-        const off_t_ r = kbeg + (t + l * NT) / (BN / 4);
+    for (int l = 0; l < B4; ++l)
         #pragma unroll
-        for (int x = 0; x < 4; ++x) pb[l][x] = r * n + bcol(bcl, t, l, x, n);
-    }
+        for (int x = 0; x < (VB ? 1 : 4); ++x) pb[l][x] = (kbeg + b_row(t, l, x)) * n + bcol(bcl, b_col(t, l, x), 0, n);
     const off_t_ bstep = (off_t_)BK * n;
     const off_t_ ntiles = (kend - kbeg + BK - 1) / BK, nfull = (kend - kbeg) / BK;
     if (nfull > 0) fetch(a, b, ra, rb, pa, pb, bstep);
