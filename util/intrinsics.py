@@ -108,14 +108,19 @@ if SIMULATED:
                              "on a GPU this load would be misaligned")
         return flat[i], flat[i + 1], flat[i + 2], flat[i + 3]
 
+    def _bytes_of(src, si, dst):
+        """src[si]'s bytes as dst's element type (a copy moves bytes: float32 into a uint32 tile stays its bits)."""
+        return np.asarray(src[si], dtype=src.dtype).reshape(1).view(dst.dtype)[0]
+
     def cp_async(dst, di, src, si, nbytes):
-        """dst[di] = src[si], or 0 when nbytes == 0 (synchronous in the simulator)."""
-        dst[di] = src[si] if nbytes > 0 else 0.0
+        """dst[di] = src[si] (its bytes), or 0 when nbytes == 0 (synchronous in the simulator)."""
+        dst[di] = _bytes_of(src, si, dst) if nbytes > 0 else 0
 
     def cp_async16(dst, di, src, si, nbytes):
-        """dst[di:di+4] = src[si:si+4] along the last index, or zeros when nbytes == 0 (synchronous)."""
+        """dst[di:di+4] = src[si:si+4] along the last index (their bytes), or zeros when nbytes == 0
+        (synchronous)."""
         for x in range(4):
-            dst[di[:-1] + (di[-1] + x,)] = src[si[:-1] + (si[-1] + x,)] if nbytes > 0 else 0.0
+            dst[di[:-1] + (di[-1] + x,)] = _bytes_of(src, si[:-1] + (si[-1] + x,), dst) if nbytes > 0 else 0
 
     def cp_async_commit():
         """Nothing to do: the simulator's copies are synchronous."""

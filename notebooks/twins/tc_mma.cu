@@ -112,3 +112,109 @@ extern "C" __global__ void __launch_bounds__(NT) mma_smem_c(const float* a, cons
     }
     store(c, acc, brow + wr, bcol + wc, g, t, m, n);
 }
+
+// step 3: 16-deep tiles staged by cp.async (raw float32 bits: the tensor cores read the TF32 part), two stages, a block
+// of 4 warps (2 x 2) of 64 x 64, each warp 4 x 8 mma tiles a k-step; VEC: 16-byte copies (k % 4 == 0, n % 4 == 0)
+#define BK3 16
+#define NT3 128
+#define AK3 (BK3 + 4)
+#define BN3 (BN + 8)
+
+__device__ __forceinline__ void cp_async_c(void* smem, const float* gmem, int size, int nbytes) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    if (size == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(s), "l"(gmem), "r"(nbytes) : "memory");
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(s), "l"(gmem), "r"(nbytes) : "memory");
+}
+
+template <bool VEC>
+__device__ __forceinline__ void stage3(unsigned (*As)[BM][AK3], unsigned (*Bs)[BK3][BN3], int s, const float* a, const float* b,
+                                       int brow, int bcol, int k0, int m, int n, int k, int tid) {
+    #pragma unroll
+    for (int i = 0; i < BM * BK3 / 4 / NT3; ++i) {
+        const int f = tid + i * NT3, r = f / (BK3 / 4), q = f % (BK3 / 4) * 4;
+        if (VEC) {
+            const bool in = brow + r < m && k0 + q < k;
+            cp_async_c(&As[s][r][q], a + (in ? (long long)(brow + r) * k + k0 + q : 0), 16, in ? 16 : 0);
+        } else {
+            #pragma unroll
+            for (int x = 0; x < 4; ++x) {
+                const bool in = brow + r < m && k0 + q + x < k;
+                cp_async_c(&As[s][r][q + x], a + (in ? (long long)(brow + r) * k + k0 + q + x : 0), 4, in ? 4 : 0);
+            }
+        }
+    }
+    #pragma unroll
+    for (int i = 0; i < BK3 * BN / 4 / NT3; ++i) {
+        const int f = tid + i * NT3, r = f / (BN / 4), q = f % (BN / 4) * 4;
+        if (VEC) {
+            const bool in = k0 + r < k && bcol + q < n;
+            cp_async_c(&Bs[s][r][q], b + (in ? (long long)(k0 + r) * n + bcol + q : 0), 16, in ? 16 : 0);
+        } else {
+            #pragma unroll
+            for (int x = 0; x < 4; ++x) {
+                const bool in = k0 + r < k && bcol + q + x < n;
+                cp_async_c(&Bs[s][r][q + x], b + (in ? (long long)(k0 + r) * n + bcol + q + x : 0), 4, in ? 4 : 0);
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ void kstep3(float (&acc)[4][8][4], const unsigned (*As)[AK3], const unsigned (*Bs)[BN3], int kk,
+                                       int wr, int wc, int g, int t) {
+    unsigned fa[4][4], fb[8][2];
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt) {
+        const int r = wr + mt * 16 + g;
+        fa[mt][0] = As[r][kk + t];
+        fa[mt][1] = As[r + 8][kk + t];
+        fa[mt][2] = As[r][kk + t + 4];
+        fa[mt][3] = As[r + 8][kk + t + 4];
+    }
+    #pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+        fb[nt][0] = Bs[kk + t][wc + nt * 8 + g];
+        fb[nt][1] = Bs[kk + t + 4][wc + nt * 8 + g];
+    }
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+        #pragma unroll
+        for (int nt = 0; nt < 8; ++nt) mma_tf32(acc[mt][nt], fa[mt], fb[nt]);
+}
+
+template <bool VEC>
+__device__ __forceinline__ void mma_pipe_body(const float* a, const float* b, float* c, int m, int n, int k) {
+    __shared__ __align__(16) unsigned As[2][BM][AK3];
+    __shared__ __align__(16) unsigned Bs[2][BK3][BN3];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int brow = blockIdx.y * BM, bcol = blockIdx.x * BN, wr = (warp / 2) * 64, wc = (warp % 2) * 64;
+    float acc[4][8][4] = {};
+    const int ntiles = (k + BK3 - 1) / BK3;
+    stage3<VEC>(As, Bs, 0, a, b, brow, bcol, 0, m, n, k, tid);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    for (int kt = 0; kt < ntiles; ++kt) {
+        if (kt + 1 < ntiles) stage3<VEC>(As, Bs, (kt + 1) % 2, a, b, brow, bcol, (kt + 1) * BK3, m, n, k, tid);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        asm volatile("cp.async.wait_group 1;" ::: "memory");
+        __syncthreads();
+        const int s = kt % 2;
+        kstep3(acc, As[s], Bs[s], 0, wr, wc, g, t);
+        kstep3(acc, As[s], Bs[s], 8, wr, wc, g, t);
+        __syncthreads();
+    }
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+        #pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+            #pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int row = brow + wr + mt * 16 + g + (e >> 1) * 8, col = bcol + wc + nt * 8 + 2 * t + (e & 1);
+                if (row < m && col < n) c[(long long)row * n + col] = acc[mt][nt][e];
+            }
+}
+
+extern "C" __global__ void __launch_bounds__(NT3, 2) mma_pipe16_c(const float* a, const float* b, float* c, int m, int n, int k) {
+    mma_pipe_body<true>(a, b, c, m, n, k);
+}
+extern "C" __global__ void __launch_bounds__(NT3, 2) mma_pipe4_c(const float* a, const float* b, float* c, int m, int n, int k) {
+    mma_pipe_body<false>(a, b, c, m, n, k);
+}
