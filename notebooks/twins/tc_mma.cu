@@ -114,11 +114,17 @@ extern "C" __global__ void __launch_bounds__(NT) mma_smem_c(const float* a, cons
 }
 
 // step 3: 16-deep tiles staged by cp.async (raw float32 bits: the tensor cores read the TF32 part), two stages, a block
-// of 4 warps (2 x 2) of 64 x 64, each warp 4 x 8 mma tiles a k-step; VEC: 16-byte copies (k % 4 == 0, n % 4 == 0)
+// of 4 warps (2 x 2) of 64 x 64, each warp 4 x 8 mma tiles a k-step; VEC: 16-byte copies (k % 4 == 0, n % 4 == 0).
+// step 4 (STAGES = 3): three stages, rows unpadded and their columns XOR-swizzled, one barrier a tile; step 5 (WNW = 32):
+// 8 warps (2 x 4) of 64 x 32
 #define BK3 16
-#define NT3 128
-#define AK3 (BK3 + 4)
-#define BN3 (BN + 8)
+
+template <int STAGES> struct Pipe {
+    static constexpr int AW = STAGES == 2 ? BK3 + 4 : BK3, BW = STAGES == 2 ? BN + 8 : BN;  // row widths (words)
+    // the column where A[r][c] / B[r][c] sits in a stage
+    static __device__ __forceinline__ int sa(int r, int c) { return STAGES == 3 ? c ^ (4 * ((r >> 1) & 3)) : c; }
+    static __device__ __forceinline__ int sb(int r, int c) { return STAGES == 3 ? c ^ (8 * (r & 3)) : c; }
+};
 
 __device__ __forceinline__ void cp_async_c(void* smem, const float* gmem, int size, int nbytes) {
     const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -126,85 +132,103 @@ __device__ __forceinline__ void cp_async_c(void* smem, const float* gmem, int si
     else asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(s), "l"(gmem), "r"(nbytes) : "memory");
 }
 
-template <bool VEC>
-__device__ __forceinline__ void stage3(unsigned (*As)[BM][AK3], unsigned (*Bs)[BK3][BN3], int s, const float* a, const float* b,
-                                       int brow, int bcol, int k0, int m, int n, int k, int tid) {
+template <bool VEC, int STAGES, int NTH>
+__device__ __forceinline__ void stage3(unsigned (*As)[BM][Pipe<STAGES>::AW], unsigned (*Bs)[BK3][Pipe<STAGES>::BW], int s,
+                                       const float* a, const float* b, int brow, int bcol, int k0, int m, int n, int k, int tid) {
+    typedef Pipe<STAGES> P;
     #pragma unroll
-    for (int i = 0; i < BM * BK3 / 4 / NT3; ++i) {
-        const int f = tid + i * NT3, r = f / (BK3 / 4), q = f % (BK3 / 4) * 4;
+    for (int i = 0; i < BM * BK3 / 4 / NTH; ++i) {
+        const int f = tid + i * NTH, r = f / (BK3 / 4), q = f % (BK3 / 4) * 4;
         if (VEC) {
             const bool in = brow + r < m && k0 + q < k;
-            cp_async_c(&As[s][r][q], a + (in ? (long long)(brow + r) * k + k0 + q : 0), 16, in ? 16 : 0);
+            cp_async_c(&As[s][r][P::sa(r, q)], a + (in ? (long long)(brow + r) * k + k0 + q : 0), 16, in ? 16 : 0);
         } else {
             #pragma unroll
             for (int x = 0; x < 4; ++x) {
                 const bool in = brow + r < m && k0 + q + x < k;
-                cp_async_c(&As[s][r][q + x], a + (in ? (long long)(brow + r) * k + k0 + q + x : 0), 4, in ? 4 : 0);
+                cp_async_c(&As[s][r][P::sa(r, q) + x], a + (in ? (long long)(brow + r) * k + k0 + q + x : 0), 4, in ? 4 : 0);
             }
         }
     }
     #pragma unroll
-    for (int i = 0; i < BK3 * BN / 4 / NT3; ++i) {
-        const int f = tid + i * NT3, r = f / (BN / 4), q = f % (BN / 4) * 4;
+    for (int i = 0; i < BK3 * BN / 4 / NTH; ++i) {
+        const int f = tid + i * NTH, r = f / (BN / 4), q = f % (BN / 4) * 4;
         if (VEC) {
             const bool in = k0 + r < k && bcol + q < n;
-            cp_async_c(&Bs[s][r][q], b + (in ? (long long)(k0 + r) * n + bcol + q : 0), 16, in ? 16 : 0);
+            cp_async_c(&Bs[s][r][P::sb(r, q)], b + (in ? (long long)(k0 + r) * n + bcol + q : 0), 16, in ? 16 : 0);
         } else {
             #pragma unroll
             for (int x = 0; x < 4; ++x) {
                 const bool in = k0 + r < k && bcol + q + x < n;
-                cp_async_c(&Bs[s][r][q + x], b + (in ? (long long)(k0 + r) * n + bcol + q + x : 0), 4, in ? 4 : 0);
+                cp_async_c(&Bs[s][r][P::sb(r, q) + x], b + (in ? (long long)(k0 + r) * n + bcol + q + x : 0), 4, in ? 4 : 0);
             }
         }
     }
 }
 
-__device__ __forceinline__ void kstep3(float (&acc)[4][8][4], const unsigned (*As)[AK3], const unsigned (*Bs)[BN3], int kk,
-                                       int wr, int wc, int g, int t) {
-    unsigned fa[4][4], fb[8][2];
+template <int STAGES, int NTN>
+__device__ __forceinline__ void kstep3(float (&acc)[4][NTN][4], const unsigned (*As)[Pipe<STAGES>::AW],
+                                       const unsigned (*Bs)[Pipe<STAGES>::BW], int kk, int wr, int wc, int g, int t) {
+    typedef Pipe<STAGES> P;
+    unsigned fa[4][4], fb[NTN][2];
     #pragma unroll
     for (int mt = 0; mt < 4; ++mt) {
         const int r = wr + mt * 16 + g;
-        fa[mt][0] = As[r][kk + t];
-        fa[mt][1] = As[r + 8][kk + t];
-        fa[mt][2] = As[r][kk + t + 4];
-        fa[mt][3] = As[r + 8][kk + t + 4];
+        fa[mt][0] = As[r][P::sa(r, kk + t)];
+        fa[mt][1] = As[r + 8][P::sa(r + 8, kk + t)];
+        fa[mt][2] = As[r][P::sa(r, kk + t + 4)];
+        fa[mt][3] = As[r + 8][P::sa(r + 8, kk + t + 4)];
     }
     #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-        fb[nt][0] = Bs[kk + t][wc + nt * 8 + g];
-        fb[nt][1] = Bs[kk + t + 4][wc + nt * 8 + g];
+    for (int nt = 0; nt < NTN; ++nt) {
+        fb[nt][0] = Bs[kk + t][P::sb(kk + t, wc + nt * 8 + g)];
+        fb[nt][1] = Bs[kk + t + 4][P::sb(kk + t + 4, wc + nt * 8 + g)];
     }
     #pragma unroll
     for (int mt = 0; mt < 4; ++mt)
         #pragma unroll
-        for (int nt = 0; nt < 8; ++nt) mma_tf32(acc[mt][nt], fa[mt], fb[nt]);
+        for (int nt = 0; nt < NTN; ++nt) mma_tf32(acc[mt][nt], fa[mt], fb[nt]);
 }
 
-template <bool VEC>
+template <bool VEC, int STAGES, int WNW>
 __device__ __forceinline__ void mma_pipe_body(const float* a, const float* b, float* c, int m, int n, int k) {
-    __shared__ __align__(16) unsigned As[2][BM][AK3];
-    __shared__ __align__(16) unsigned Bs[2][BK3][BN3];
+    constexpr int NTN = WNW / 8, WARPS_N3 = BN / WNW, NTH = 64 * WARPS_N3;
+    __shared__ __align__(16) unsigned As[STAGES][BM][Pipe<STAGES>::AW];
+    __shared__ __align__(16) unsigned Bs[STAGES][BK3][Pipe<STAGES>::BW];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int brow = blockIdx.y * BM, bcol = blockIdx.x * BN, wr = (warp / 2) * 64, wc = (warp % 2) * 64;
-    float acc[4][8][4] = {};
+    const int brow = blockIdx.y * BM, bcol = blockIdx.x * BN, wr = (warp / WARPS_N3) * 64, wc = (warp % WARPS_N3) * WNW;
+    float acc[4][NTN][4] = {};
     const int ntiles = (k + BK3 - 1) / BK3;
-    stage3<VEC>(As, Bs, 0, a, b, brow, bcol, 0, m, n, k, tid);
+    stage3<VEC, STAGES, NTH>(As, Bs, 0, a, b, brow, bcol, 0, m, n, k, tid);
     asm volatile("cp.async.commit_group;" ::: "memory");
-    for (int kt = 0; kt < ntiles; ++kt) {
-        if (kt + 1 < ntiles) stage3<VEC>(As, Bs, (kt + 1) % 2, a, b, brow, bcol, (kt + 1) * BK3, m, n, k, tid);
+    if (STAGES == 2) {
+        for (int kt = 0; kt < ntiles; ++kt) {
+            if (kt + 1 < ntiles) stage3<VEC, STAGES, NTH>(As, Bs, (kt + 1) % 2, a, b, brow, bcol, (kt + 1) * BK3, m, n, k, tid);
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+            __syncthreads();
+            const int s = kt % 2;
+            kstep3<STAGES, NTN>(acc, As[s], Bs[s], 0, wr, wc, g, t);
+            kstep3<STAGES, NTN>(acc, As[s], Bs[s], 8, wr, wc, g, t);
+            __syncthreads();
+        }
+    } else {
+        if (ntiles > 1) stage3<VEC, STAGES, NTH>(As, Bs, 1, a, b, brow, bcol, BK3, m, n, k, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
-        asm volatile("cp.async.wait_group 1;" ::: "memory");
-        __syncthreads();
-        const int s = kt % 2;
-        kstep3(acc, As[s], Bs[s], 0, wr, wc, g, t);
-        kstep3(acc, As[s], Bs[s], 8, wr, wc, g, t);
-        __syncthreads();
+        for (int kt = 0; kt < ntiles; ++kt) {
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+            __syncthreads();
+            if (kt + 2 < ntiles) stage3<VEC, STAGES, NTH>(As, Bs, (kt + 2) % 3, a, b, brow, bcol, (kt + 2) * BK3, m, n, k, tid);
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            const int s = kt % 3;
+            kstep3<STAGES, NTN>(acc, As[s], Bs[s], 0, wr, wc, g, t);
+            kstep3<STAGES, NTN>(acc, As[s], Bs[s], 8, wr, wc, g, t);
+        }
     }
     #pragma unroll
     for (int mt = 0; mt < 4; ++mt)
         #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+        for (int nt = 0; nt < NTN; ++nt)
             #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const int row = brow + wr + mt * 16 + g + (e >> 1) * 8, col = bcol + wc + nt * 8 + 2 * t + (e & 1);
@@ -212,9 +236,13 @@ __device__ __forceinline__ void mma_pipe_body(const float* a, const float* b, fl
             }
 }
 
-extern "C" __global__ void __launch_bounds__(NT3, 2) mma_pipe16_c(const float* a, const float* b, float* c, int m, int n, int k) {
-    mma_pipe_body<true>(a, b, c, m, n, k);
-}
-extern "C" __global__ void __launch_bounds__(NT3, 2) mma_pipe4_c(const float* a, const float* b, float* c, int m, int n, int k) {
-    mma_pipe_body<false>(a, b, c, m, n, k);
-}
+#define PIPE_KERNEL(name, vec, stages, wnw) \
+    extern "C" __global__ void __launch_bounds__(64 * BN / wnw, 2) name(const float* a, const float* b, float* c, int m, int n, int k) { \
+        mma_pipe_body<vec, stages, wnw>(a, b, c, m, n, k); \
+    }
+PIPE_KERNEL(mma_pipe16_c, true, 2, 64)
+PIPE_KERNEL(mma_pipe4_c, false, 2, 64)
+PIPE_KERNEL(mma_pipe3_16_c, true, 3, 64)
+PIPE_KERNEL(mma_pipe3_4_c, false, 3, 64)
+PIPE_KERNEL(mma_pipe5_16_c, true, 2, 32)
+PIPE_KERNEL(mma_pipe5_4_c, false, 2, 32)
