@@ -1,5 +1,6 @@
 """util.intrinsics' tensor-core intrinsics: one warp's D = A @ B + C through mma.sync (TF32 m16n8k8, bf16 m16n8k16)
-against float64 of the rounded inputs, the roundings themselves, and the SASS instruction each one emits (HMMA).
+against float64 of the rounded inputs, the roundings themselves, the SASS instruction each one emits (HMMA), and
+cp.async's copy of float32 bits into the uint32 tiles the tensor-core kernels stage (LDGSTS).
 
 The correctness tests run under the simulator (its fallbacks) and, unchanged, on a GPU (the hardware):
 ``python -m pytest tests/test_tensor_core_intrinsics.py`` on the GPU machine checks the fragment layouts there."""
@@ -8,9 +9,11 @@ import numpy as np
 import pytest
 
 import util  # noqa: F401  first: without a GPU it switches numba to its simulator
+from numba import float32, uint32  # noqa: E402 - after util (the simulator or the compiler)
 from util import cuda
 from util.compile import cubin_from_ptx, numba_ptx
-from util.intrinsics import cvt_tf32, mma_bf16, mma_tf32, pack_bf16x2
+from util.intrinsics import (cp_async, cp_async16, cp_async_commit, cp_async_wait, cvt_tf32, mma_bf16, mma_tf32,
+                             pack_bf16x2)
 from util.sass import analyze
 
 WARPS = 2  # warp w of the block computes tile w: the simulator's warps must not mix
@@ -132,3 +135,32 @@ def test_problems_in_tensor_core_precisions(precision, rounding):
         assert p.check().correct is correct
     with pytest.raises(ValueError, match="precision"):
         Problem(4, 4, 4, precision="fp16")
+
+
+@cuda.jit
+def copy_bits(src, out):
+    """src (float32, 8 values) -> a uint32 shared tile by cp.async (16 and 4 bytes) -> out: the floats' bit patterns."""
+    tile = cuda.shared.array(8, uint32)
+    if cuda.threadIdx.x == 0:
+        cp_async16(tile, (0,), src, (0,), 16)
+        for x in range(4):
+            cp_async(tile, (4 + x,), src, (4 + x,), 4)
+        cp_async_commit()
+        cp_async_wait(0)
+        for i in range(8):
+            out[i] = tile[i]
+
+
+def test_cp_async_copies_bytes():
+    # a tensor-core kernel stages float32 inputs into uint32 tiles: the copy must keep their bits, not convert values
+    src = np.array([1.5, -2.25, 3.0e-3, 7.0, -0.0, 1e30, 0.1, 123.456], dtype=np.float32)
+    out = cuda.to_device(np.zeros(8, dtype=np.uint32))
+    copy_bits[1, 32](cuda.to_device(src), out)
+    assert np.array_equal(out.copy_to_host(), src.view(np.uint32))
+
+
+def test_cp_async_emits_ldgsts():
+    r = analyze(cubin_from_ptx(numba_ptx(copy_bits, (float32[::1], uint32[::1]))))
+    ops = [i.opcode for i in r.instructions]
+    assert sum(op.startswith("LDGSTS") for op in ops) == 5  # one 16-byte and four 4-byte copies
+    assert any(op.startswith("LDGSTS.E.BYPASS.128") for op in ops)
