@@ -164,3 +164,15 @@ def test_cp_async_emits_ldgsts():
     ops = [i.opcode for i in r.instructions]
     assert sum(op.startswith("LDGSTS") for op in ops) == 5  # one 16-byte and four 4-byte copies
     assert any(op.startswith("LDGSTS.E.BYPASS.128") for op in ops)
+
+
+def test_bf16_problems_carry_their_bf16_operands():
+    # kernels that read bf16 take A's bits (m x k) and B's transposed (n x k) from the Problem: the same values
+    from util.verify import Problem
+
+    p = Problem(5, 7, 9, precision="bf16")
+    a, b = p.a.copy_to_host(), p.b.copy_to_host()
+    assert np.array_equal(p.a16.copy_to_host().view(np.uint16), (a.view(np.uint32) >> 16).astype(np.uint16))
+    assert np.array_equal(p.bt16.copy_to_host().view(np.uint16), (b.T.copy().view(np.uint32) >> 16).astype(np.uint16))
+    assert not (a.view(np.uint32) & 0xFFFF).any()  # the float32 values are bf16 values: nothing below 16 bits
+    assert Problem(5, 7, 9, precision="tf32").a16 is None

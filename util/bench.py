@@ -64,6 +64,17 @@ def cublas_tf32_launch(p: Problem) -> None:
     cublas_launch(p, tf32=True)
 
 
+def cublas_bf16_launch(p: Problem) -> None:
+    """C = A @ W^T through torch (cuBLAS) from the bf16 operands of a ``precision="bf16"`` Problem (``a16``,
+    ``bt16``), accumulated and written in float32."""
+    import torch
+
+    if p._tensors16 is None:
+        raise ValueError("cuBLAS in bf16 needs a Problem made with precision='bf16' on a GPU")
+    a16, w16 = p._tensors16
+    torch.mm(a16, w16.t(), out_dtype=torch.float32, out=torch.as_tensor(p.c, device="cuda"))
+
+
 def default_sig(flat: bool) -> tuple:
     """The argument types a Registry launch passes: C-contiguous float32 arrays and three Python ints."""
     from numba import float32, int64
@@ -294,10 +305,15 @@ class Registry:
             self.variants[of] = replace(self.variants[of], twin=name)
         return variant
 
-    def cublas(self, name: str | None = None, note: str = "the ceiling", *, tf32: bool = False) -> Variant:
-        """cuBLAS through torch: strict fp32 (TF32 off), or TF32 tensor cores with ``tf32=True``."""
-        name = name or ("cuBLAS (TF32)" if tf32 else "cuBLAS (fp32, TF32 off)")
-        return self.add(Variant(name, cublas_tf32_launch if tf32 else cublas_launch, "cublas", note, gpu_only=True))
+    def cublas(self, name: str | None = None, note: str = "the ceiling", *, tf32: bool = False,
+               bf16: bool = False) -> Variant:
+        """cuBLAS through torch: strict fp32 (TF32 off), TF32 tensor cores with ``tf32=True``, or bf16 operands
+        with float32 sums and output with ``bf16=True`` (``precision="bf16"`` runs only)."""
+        if tf32 and bf16:
+            raise ValueError("choose tf32 or bf16, not both")
+        launch, default = ((cublas_bf16_launch, "cuBLAS (BF16, fp32 out)") if bf16 else
+                           (cublas_tf32_launch, "cuBLAS (TF32)") if tf32 else (cublas_launch, "cuBLAS (fp32, TF32 off)"))
+        return self.add(Variant(name or default, launch, "cublas", note, gpu_only=True))
 
     def __iter__(self):
         return iter(self.variants.values())

@@ -116,12 +116,17 @@ def _check(result: Any, what: str) -> None:
         raise RuntimeError(f"{what} failed: {name.decode() if isinstance(name, bytes) else name}")
 
 
-def _pointer(arr: Any, what: str) -> int:
-    """The device address of a C-contiguous float32 device array (numba's or any CUDA array interface)."""
+ELEMENT_TYPES = {"<f4": "float32", "<i2": "int16", "<u2": "uint16", "<i4": "int32", "<u4": "uint32"}
+
+
+def _pointer(arr: Any, what: str, typestrs: tuple[str, ...] = ("<f4",)) -> int:
+    """The device address of a C-contiguous device array (numba's or any CUDA array interface) whose elements are
+    one of ``typestrs`` (float32 by default; bf16 bits travel as int16)."""
     cai = getattr(arr, "__cuda_array_interface__", None)
-    if cai is None or cai["typestr"] != "<f4" or cai.get("strides") is not None:
-        raise TypeError(f"{what} must be a C-contiguous float32 device array (as util.verify.Problem holds), "
-                        f"got {type(arr).__name__}")
+    if cai is None or cai["typestr"] not in typestrs or cai.get("strides") is not None:
+        kinds = " or ".join(ELEMENT_TYPES[t] for t in typestrs)
+        got = f"{type(arr).__name__} of {cai['typestr']}" if cai is not None else type(arr).__name__
+        raise TypeError(f"{what} must be a C-contiguous {kinds} device array (as util.verify.Problem holds), got {got}")
     return int(cai["data"][0])
 
 
@@ -210,8 +215,9 @@ class CudaC:
         return launch
 
     def call(self, grid: Any, block: Any, *args: Any, shmem: int = 0) -> None:
-        """Launch on any arguments: device arrays (passed as pointers; C-contiguous float32) and NumPy scalars
-        (``np.int32(m)``, ``np.int64(mn)``: their size must match the C parameter's). Checked like ``launch``."""
+        """Launch on any arguments: device arrays (passed as pointers; C-contiguous float32, or 16- or 32-bit ints
+        such as bf16 bits) and NumPy scalars (``np.int32(m)``, ``np.int64(mn)``: their size must match the C
+        parameter's). Checked like ``launch``."""
         grid, block = check_grid(grid), check_nthreads(block)
         if SIMULATED:
             raise RuntimeError(SIMULATOR_MESSAGE)
@@ -221,7 +227,7 @@ class CudaC:
                 values.append(x)
                 sizes.append(x.itemsize)
             else:
-                values.append(_pointer(x, f"argument {i}"))
+                values.append(_pointer(x, f"argument {i}", tuple(ELEMENT_TYPES)))
                 sizes.append(8)
         ctx = cuda.current_context()
         loaded = self._loaded.get(ctx.device.id) or self._load(ctx)

@@ -108,19 +108,25 @@ if SIMULATED:
                              "on a GPU this load would be misaligned")
         return flat[i], flat[i + 1], flat[i + 2], flat[i + 3]
 
-    def _bytes_of(src, si, dst):
-        """src[si]'s bytes as dst's element type (a copy moves bytes: float32 into a uint32 tile stays its bits)."""
-        return np.asarray(src[si], dtype=src.dtype).reshape(1).view(dst.dtype)[0]
+    def _copy(dst, di, src, si, size, nbytes):
+        """cp.async's effect: ``size`` bytes of src from element si on (along its last index) -> dst from di on,
+        the bytes past ``nbytes`` zero; bytes, not values (float32 into a uint32 tile keeps its bits, 8 int16 make 4
+        uint32)."""
+        di, si = (di if isinstance(di, tuple) else (di,)), (si if isinstance(si, tuple) else (si,))
+        raw = np.zeros(size, dtype=np.uint8)
+        if nbytes > 0:
+            got = [src[si[:-1] + (si[-1] + x,)] for x in range(size // src.dtype.itemsize)]
+            raw[:nbytes] = np.array(got, dtype=src.dtype).view(np.uint8)[:nbytes]
+        for x, v in enumerate(raw.view(dst.dtype)):
+            dst[di[:-1] + (di[-1] + x,)] = v
 
     def cp_async(dst, di, src, si, nbytes):
-        """dst[di] = src[si] (its bytes), or 0 when nbytes == 0 (synchronous in the simulator)."""
-        dst[di] = _bytes_of(src, si, dst) if nbytes > 0 else 0
+        """dst[di] = src[si] (its 4 bytes), or 0 when nbytes == 0 (synchronous in the simulator)."""
+        _copy(dst, di, src, si, 4, nbytes)
 
     def cp_async16(dst, di, src, si, nbytes):
-        """dst[di:di+4] = src[si:si+4] along the last index (their bytes), or zeros when nbytes == 0
-        (synchronous)."""
-        for x in range(4):
-            dst[di[:-1] + (di[-1] + x,)] = _bytes_of(src, si[:-1] + (si[-1] + x,), dst) if nbytes > 0 else 0
+        """16 bytes from src[si] on -> dst[di] on, along the last index; zeros past nbytes (synchronous)."""
+        _copy(dst, di, src, si, 16, nbytes)
 
     def cp_async_commit():
         """Nothing to do: the simulator's copies are synchronous."""

@@ -93,8 +93,13 @@ class Problem:
     a: Any = field(init=False, repr=False)
     b: Any = field(init=False, repr=False)
     c: Any = field(init=False, repr=False)
+    # precision "bf16" only (else None): the bf16 bits of A (m x k) and of B transposed (n x k, so that C = A @ W^T
+    # with W = bt16, k contiguous in both), as int16 device arrays for kernels that read bf16 inputs
+    a16: Any = field(init=False, repr=False)
+    bt16: Any = field(init=False, repr=False)
     _nan: Any = field(init=False, repr=False)  # a NaN array to copy over C (simulator)
     _tensors: Any = field(init=False, repr=False)  # torch tensors that own A, B, C on a GPU
+    _tensors16: Any = field(init=False, repr=False)  # torch bf16 tensors that own a16 and bt16 on a GPU
     _expected: Any = field(init=False, repr=False)
     _tol: Any = field(init=False, repr=False)
 
@@ -110,6 +115,12 @@ class Problem:
             self.a, self.b = to_d(a), to_d(b)
             self.c = cuda.device_array((self.m, self.n), dtype=np.float32)
             self._nan, self._tensors = to_d(np.full((self.m, self.n), np.nan, dtype=np.float32)), None
+            self._tensors16 = None
+            if self.precision == "bf16":  # the rounded values' top 16 bits are their bf16 patterns
+                self.a16, self.bt16 = (to_d((x.view(np.uint32) >> 16).astype(np.uint16).view(np.int16))
+                                       for x in (a, np.ascontiguousarray(b.T)))
+            else:
+                self.a16 = self.bt16 = None
             a64, b64 = torch.from_numpy(a).double(), torch.from_numpy(b).double()
         else:  # made on the GPU (milliseconds, even at 8192^2), shared with numba without a copy
             gen = torch.Generator(device="cuda")
@@ -120,6 +131,11 @@ class Problem:
             c_t = torch.empty((self.m, self.n), dtype=torch.float32, device="cuda")
             self._tensors, self._nan = (a_t, b_t, c_t), None
             self.a, self.b, self.c = (cuda.as_cuda_array(t) for t in self._tensors)
+            self._tensors16 = None
+            self.a16 = self.bt16 = None
+            if self.precision == "bf16":  # exact: the values are bf16 already
+                self._tensors16 = (a_t.to(torch.bfloat16), b_t.t().contiguous().to(torch.bfloat16))
+                self.a16, self.bt16 = (cuda.as_cuda_array(t.view(torch.int16)) for t in self._tensors16)
             a64, b64 = a_t.double(), b_t.double()
         self._expected = a64 @ b64
         scale = torch.sqrt((a64 * a64) @ (b64 * b64))

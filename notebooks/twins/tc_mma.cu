@@ -246,3 +246,80 @@ PIPE_KERNEL(mma_pipe3_16_c, true, 3, 64)
 PIPE_KERNEL(mma_pipe3_4_c, false, 3, 64)
 PIPE_KERNEL(mma_pipe5_16_c, true, 2, 32)
 PIPE_KERNEL(mma_pipe5_4_c, false, 2, 32)
+
+// step 6: step 3 in bf16 (m16n8k16): a holds A's bf16 bits (m x k), w those of W = B^T (n x k); tiles of 32 bf16 along K,
+// a stage row 16 words of bf16 pairs padded to 20; 16-byte copies (k % 8 == 0)
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+#define AW6 20
+#define NT3_BF16 128
+#define BK6 32
+
+__device__ __forceinline__ void stage_bf16(unsigned (*As)[BM][AW6], unsigned (*Bs)[BN][AW6], int s, const short* a,
+                                           const short* w, int brow, int bcol, int k0, int m, int n, int k, int tid) {
+    #pragma unroll
+    for (int i = 0; i < BM * BK6 / 8 / NT3_BF16; ++i) {
+        const int f = tid + i * NT3_BF16, r = f / (BK6 / 8), q = f % (BK6 / 8) * 8;
+        bool in = brow + r < m && k0 + q < k;
+        cp_async_c(&As[s][r][q / 2], (const float*)(a + (in ? (long long)(brow + r) * k + k0 + q : 0)), 16, in ? 16 : 0);
+        in = bcol + r < n && k0 + q < k;
+        cp_async_c(&Bs[s][r][q / 2], (const float*)(w + (in ? (long long)(bcol + r) * k + k0 + q : 0)), 16, in ? 16 : 0);
+    }
+}
+
+__device__ __forceinline__ void kstep_bf16(float (&acc)[4][8][4], const unsigned (*As)[AW6], const unsigned (*Bs)[AW6], int kw,
+                                           int wr, int wc, int g, int t) {
+    unsigned fa[4][4], fb[8][2];
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt) {
+        const int r = wr + mt * 16 + g;
+        fa[mt][0] = As[r][kw + t];
+        fa[mt][1] = As[r + 8][kw + t];
+        fa[mt][2] = As[r][kw + t + 4];
+        fa[mt][3] = As[r + 8][kw + t + 4];
+    }
+    #pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+        fb[nt][0] = Bs[wc + nt * 8 + g][kw + t];
+        fb[nt][1] = Bs[wc + nt * 8 + g][kw + t + 4];
+    }
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+        #pragma unroll
+        for (int nt = 0; nt < 8; ++nt) mma_bf16(acc[mt][nt], fa[mt], fb[nt]);
+}
+
+extern "C" __global__ void __launch_bounds__(NT3_BF16, 2) mma_bf16_pipe_c(const short* a, const short* w, float* c, int m, int n, int k) {
+    __shared__ __align__(16) unsigned As[2][BM][AW6];
+    __shared__ __align__(16) unsigned Bs[2][BN][AW6];
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    const int brow = blockIdx.y * BM, bcol = blockIdx.x * BN, wr = (warp / 2) * 64, wc = (warp % 2) * 64;
+    float acc[4][8][4] = {};
+    const int ntiles = (k + BK6 - 1) / BK6;
+    stage_bf16(As, Bs, 0, a, w, brow, bcol, 0, m, n, k, tid);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    for (int kt = 0; kt < ntiles; ++kt) {
+        if (kt + 1 < ntiles) stage_bf16(As, Bs, (kt + 1) % 2, a, w, brow, bcol, (kt + 1) * BK6, m, n, k, tid);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        asm volatile("cp.async.wait_group 1;" ::: "memory");
+        __syncthreads();
+        const int s = kt % 2;
+        kstep_bf16(acc, As[s], Bs[s], 0, wr, wc, g, t);
+        kstep_bf16(acc, As[s], Bs[s], 8, wr, wc, g, t);
+        __syncthreads();
+    }
+    #pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+        #pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+            #pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int row = brow + wr + mt * 16 + g + (e >> 1) * 8, col = bcol + wc + nt * 8 + 2 * t + (e & 1);
+                if (row < m && col < n) c[(long long)row * n + col] = acc[mt][nt][e];
+            }
+}
