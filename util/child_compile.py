@@ -1,6 +1,6 @@
 """The compiler child of ``util.compile``: numba's real compiler, in a process without the simulator.
 
-    python -m util.child_compile < job.pickle
+    python -c "from util.child_compile import main, exit_now; exit_now(main())" < job.pickle
 
 Reads a pickled job ``{"kernel": util.ship.spec(...), "sig": (...), "cc": (9, 0), "options": {...}}`` from stdin
 and writes the kernel's PTX to stdout; with ``"what": "types"`` it writes numba's typing as JSON instead. On
@@ -50,7 +50,7 @@ def main() -> int:
 
 def exit_now(code: int) -> None:
     """Flush and leave without the interpreter's teardown: freeing numba's and LLVM's objects one by one took
-    3.7 s of a 9.9 s compile of ladder step 15 (docs/notes.md); the process is done with them."""
+    about 3 s of a 9.9 s compile of ladder step 15 (docs/notes.md); the process is done with them."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -114,8 +114,8 @@ if SIMULATED:
         uint32)."""
         di, si = (di if isinstance(di, tuple) else (di,)), (si if isinstance(si, tuple) else (si,))
         raw = np.zeros(size, dtype=np.uint8)
-        if nbytes > 0:
-            got = [src[si[:-1] + (si[-1] + x,)] for x in range(size // src.dtype.itemsize)]
+        if nbytes > 0:  # only the bytes the copy reads: -(-nbytes // itemsize) elements
+            got = [src[si[:-1] + (si[-1] + x,)] for x in range(-(-nbytes // src.dtype.itemsize))]
             raw[:nbytes] = np.array(got, dtype=src.dtype).view(np.uint8)[:nbytes]
         for x, v in enumerate(raw.view(dst.dtype)):
             dst[di[:-1] + (di[-1] + x,)] = v
@@ -444,7 +444,7 @@ else:
 
     @intrinsic
     def cp_async16(typingctx, dst, di, src, si, nbytes):
-        """Start copying 16 bytes src[si:si+4] -> dst[di:di+4] (both 16-byte aligned; zeros past nbytes)."""
+        """Start copying 16 bytes from src[si] on -> dst[di] on (both 16-byte aligned; zeros past nbytes)."""
         return types.void(dst, di, src, si, nbytes), _cp_async_codegen(16, "cg")
 
     @intrinsic

@@ -41,7 +41,7 @@ __device__ __forceinline__ void ktile(float (&acc)[FM][FN], const TileA& AsT, co
 }
 
 // (row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k
-__device__ __forceinline__ int a_row(int t, int l, int x) { return (t + l * NT) / (BK / 4); }
+__device__ __forceinline__ int a_row(int t, int l) { return (t + l * NT) / (BK / 4); }
 __device__ __forceinline__ int a_k(int t, int l, int x) { return (t + l * NT) % (BK / 4) * 4 + x; }
 
 // (k, column) inside the tile of element x of this thread's piece l of B: 4 floats along a row, or with SPREAD_B
@@ -59,7 +59,7 @@ __device__ __forceinline__ void stage(TileA& AsT, TileB& Bs, int nxt, const floa
     #pragma unroll
     for (int l = 0; l < A4; ++l)
         #pragma unroll
-        for (int x = 0; x < 4; ++x) AsT[nxt][a_k(t, l, x)][a_row(t, l, x)] = ra[l][x];
+        for (int x = 0; x < 4; ++x) AsT[nxt][a_k(t, l, x)][a_row(t, l)] = ra[l][x];
     #pragma unroll
     for (int l = 0; l < B4; ++l) {
 #if VB
@@ -121,7 +121,7 @@ __device__ __forceinline__ void fetch_tail(const float* __restrict__ a, const fl
         #pragma unroll
         for (int x = 0; x < 4; ++x) {
             const off_t_ kq = k0 + a_k(t, l, x);
-            ra[l][x] = kq < kend ? a[arow(brow, a_row(t, l, x), m) * k + kq] : 0.f;
+            ra[l][x] = kq < kend ? a[arow(brow, a_row(t, l), m) * k + kq] : 0.f;
         }
     #pragma unroll
     for (int l = 0; l < B4; ++l)
@@ -148,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     float ra[A4][4], rb[B4][4];
     off_t_ pa[A4], pb[B4][4];  // walking offsets: one per piece; for B without 16-byte loads, one per element
     #pragma unroll
-    for (int l = 0; l < A4; ++l) pa[l] = arow(brow, a_row(t, l, 0), m) * k + kbeg + a_k(t, l, 0);
+    for (int l = 0; l < A4; ++l) pa[l] = arow(brow, a_row(t, l), m) * k + kbeg + a_k(t, l, 0);
     #pragma unroll
     for (int l = 0; l < B4; ++l)
         #pragma unroll

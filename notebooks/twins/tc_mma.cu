@@ -1,5 +1,6 @@
-// CUDA C twins of tensor_cores.ipynb: TF32 GEMM on mma.sync m16n8k8, the same algorithm as each numba step.
-// A 128 x 128 block tile of 8 warps (2 x 4), each warp 64 x 32: 4 x 4 mma tiles of 16 x 8, K in steps of 8.
+// CUDA C twins of tensor_cores.ipynb: GEMMs on mma.sync (TF32 m16n8k8, BF16 m16n8k16), the same algorithm as each numba
+// step. Steps 1-2: a 128 x 128 block tile of 8 warps (2 x 4), each warp 64 x 32: 4 x 4 mma tiles of 16 x 8, K in steps
+// of 8; steps 3-6 below say what they change.
 #define BM 128
 #define BN 128
 #define WM 64
