@@ -117,26 +117,52 @@ extern "C" __global__ void __launch_bounds__(NT) mma_smem_c(const float* a, cons
 // step 3: 16-deep tiles staged by cp.async (raw float32 bits: the tensor cores read the TF32 part), two stages, a block
 // of 4 warps (2 x 2) of 64 x 64, each warp 4 x 8 mma tiles a k-step; VEC: 16-byte copies (k % 4 == 0, n % 4 == 0).
 // step 4 (STAGES = 3): three stages, rows unpadded and their columns XOR-swizzled, one barrier a tile; step 5 (WNW = 32):
-// 8 warps (2 x 4) of 64 x 32
+// 8 warps (2 x 4) of 64 x 32; step 6 (BF16): step 3 on bf16 (m16n8k16): a holds A's bf16 bits (m x k), b those of
+// W = B^T (n x k); tiles of 32 bf16 along K, a stage row 16 words of bf16 pairs padded to 20; 16-byte copies (k % 8 == 0)
 #define BK3 16
 
-template <int STAGES> struct Pipe {
-    static constexpr int AW = STAGES == 2 ? BK3 + 4 : BK3, BW = STAGES == 2 ? BN + 8 : BN;  // row widths (words)
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <bool BF16> struct Operand { typedef float T; };  // an operand element: float, or bf16 as its bits
+template <> struct Operand<true> { typedef short T; };
+
+template <int STAGES, bool BF16> struct Pipe {
+    static_assert(STAGES == 2 || !BF16, "BF16 is built on step 3 only");
+    typedef typename Operand<BF16>::T T;
+    static constexpr int AW = STAGES == 2 ? BK3 + 4 : BK3;  // row widths (words): padded, or unpadded and swizzled
+    static constexpr int BROWS = BF16 ? BN : BK3, BW = BF16 ? AW : STAGES == 2 ? BN + 8 : BN;  // a B stage: W's n rows, or B's k
+    static constexpr int KT = BF16 ? 2 * BK3 : BK3;  // elements of K a tile
     // the column where A[r][c] / B[r][c] sits in a stage
     static __device__ __forceinline__ int sa(int r, int c) { return STAGES == 3 ? c ^ (4 * ((r >> 1) & 3)) : c; }
     static __device__ __forceinline__ int sb(int r, int c) { return STAGES == 3 ? c ^ (8 * (r & 3)) : c; }
 };
 
-__device__ __forceinline__ void cp_async_c(void* smem, const float* gmem, int size, int nbytes) {
+__device__ __forceinline__ void cp_async_c(void* smem, const void* gmem, int size, int nbytes) {
     const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     if (size == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(s), "l"(gmem), "r"(nbytes) : "memory");
     else asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(s), "l"(gmem), "r"(nbytes) : "memory");
 }
 
-template <bool VEC, int STAGES, int NTH>
-__device__ __forceinline__ void stage3(unsigned (*As)[BM][Pipe<STAGES>::AW], unsigned (*Bs)[BK3][Pipe<STAGES>::BW], int s,
-                                       const float* a, const float* b, int brow, int bcol, int k0, int m, int n, int k, int tid) {
-    typedef Pipe<STAGES> P;
+template <bool VEC, int STAGES, int NTH, bool BF16, typename P = Pipe<STAGES, BF16>>
+__device__ __forceinline__ void stage3(unsigned (*As)[BM][P::AW], unsigned (*Bs)[P::BROWS][P::BW], int s,
+                                       const typename P::T* a, const typename P::T* b, int brow, int bcol, int k0,
+                                       int m, int n, int k, int tid) {
+    if constexpr (BF16) {  // 128 rows of A and of W, 32 bf16 each: 8 in a 16-byte copy
+        #pragma unroll
+        for (int i = 0; i < BM * P::KT / 8 / NTH; ++i) {
+            const int f = tid + i * NTH, r = f / (P::KT / 8), q = f % (P::KT / 8) * 8;
+            bool in = brow + r < m && k0 + q < k;
+            cp_async_c(&As[s][r][q / 2], a + (in ? (long long)(brow + r) * k + k0 + q : 0), 16, in ? 16 : 0);
+            in = bcol + r < n && k0 + q < k;
+            cp_async_c(&Bs[s][r][q / 2], b + (in ? (long long)(bcol + r) * k + k0 + q : 0), 16, in ? 16 : 0);
+        }
+        return;
+    }
     #pragma unroll
     for (int i = 0; i < BM * BK3 / 4 / NTH; ++i) {
         const int f = tid + i * NTH, r = f / (BK3 / 4), q = f % (BK3 / 4) * 4;
@@ -167,10 +193,10 @@ __device__ __forceinline__ void stage3(unsigned (*As)[BM][Pipe<STAGES>::AW], uns
     }
 }
 
-template <int STAGES, int NTN>
-__device__ __forceinline__ void kstep3(float (&acc)[4][NTN][4], const unsigned (*As)[Pipe<STAGES>::AW],
-                                       const unsigned (*Bs)[Pipe<STAGES>::BW], int kk, int wr, int wc, int g, int t) {
-    typedef Pipe<STAGES> P;
+// one k-step (8 of TF32, 16 of bf16: kk counts words): the warp's 4 A and NTN B fragments, then 4 x NTN mma
+template <int STAGES, int NTN, bool BF16, typename P = Pipe<STAGES, BF16>>
+__device__ __forceinline__ void kstep3(float (&acc)[4][NTN][4], const unsigned (*As)[P::AW], const unsigned (*Bs)[P::BW],
+                                       int kk, int wr, int wc, int g, int t) {
     unsigned fa[4][4], fb[NTN][2];
     #pragma unroll
     for (int mt = 0; mt < 4; ++mt) {
@@ -182,48 +208,57 @@ __device__ __forceinline__ void kstep3(float (&acc)[4][NTN][4], const unsigned (
     }
     #pragma unroll
     for (int nt = 0; nt < NTN; ++nt) {
-        fb[nt][0] = Bs[kk + t][P::sb(kk + t, wc + nt * 8 + g)];
-        fb[nt][1] = Bs[kk + t + 4][P::sb(kk + t + 4, wc + nt * 8 + g)];
+        if (BF16) {  // bf16 pairs along k of W's row wc + 8 nt + g
+            fb[nt][0] = Bs[wc + nt * 8 + g][kk + t];
+            fb[nt][1] = Bs[wc + nt * 8 + g][kk + t + 4];
+        } else {
+            fb[nt][0] = Bs[kk + t][P::sb(kk + t, wc + nt * 8 + g)];
+            fb[nt][1] = Bs[kk + t + 4][P::sb(kk + t + 4, wc + nt * 8 + g)];
+        }
     }
     #pragma unroll
     for (int mt = 0; mt < 4; ++mt)
         #pragma unroll
-        for (int nt = 0; nt < NTN; ++nt) mma_tf32(acc[mt][nt], fa[mt], fb[nt]);
+        for (int nt = 0; nt < NTN; ++nt) {
+            if (BF16) mma_bf16(acc[mt][nt], fa[mt], fb[nt]);
+            else mma_tf32(acc[mt][nt], fa[mt], fb[nt]);
+        }
 }
 
-template <bool VEC, int STAGES, int WNW>
-__device__ __forceinline__ void mma_pipe_body(const float* a, const float* b, float* c, int m, int n, int k) {
+template <bool VEC, int STAGES, int WNW, bool BF16, typename P = Pipe<STAGES, BF16>>
+__device__ __forceinline__ void mma_pipe_body(const typename P::T* a, const typename P::T* b, float* c, int m, int n, int k) {
+    static_assert(!BF16 || WNW == 64, "BF16 is built on step 3 only");
     constexpr int NTN = WNW / 8, WARPS_N3 = BN / WNW, NTH = 64 * WARPS_N3;
-    __shared__ __align__(16) unsigned As[STAGES][BM][Pipe<STAGES>::AW];
-    __shared__ __align__(16) unsigned Bs[STAGES][BK3][Pipe<STAGES>::BW];
+    __shared__ __align__(16) unsigned As[STAGES][BM][P::AW];
+    __shared__ __align__(16) unsigned Bs[STAGES][P::BROWS][P::BW];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     const int brow = blockIdx.y * BM, bcol = blockIdx.x * BN, wr = (warp / WARPS_N3) * 64, wc = (warp % WARPS_N3) * WNW;
     float acc[4][NTN][4] = {};
-    const int ntiles = (k + BK3 - 1) / BK3;
-    stage3<VEC, STAGES, NTH>(As, Bs, 0, a, b, brow, bcol, 0, m, n, k, tid);
+    const int ntiles = (k + P::KT - 1) / P::KT;
+    stage3<VEC, STAGES, NTH, BF16>(As, Bs, 0, a, b, brow, bcol, 0, m, n, k, tid);
     asm volatile("cp.async.commit_group;" ::: "memory");
     if (STAGES == 2) {
         for (int kt = 0; kt < ntiles; ++kt) {
-            if (kt + 1 < ntiles) stage3<VEC, STAGES, NTH>(As, Bs, (kt + 1) % 2, a, b, brow, bcol, (kt + 1) * BK3, m, n, k, tid);
+            if (kt + 1 < ntiles) stage3<VEC, STAGES, NTH, BF16>(As, Bs, (kt + 1) % 2, a, b, brow, bcol, (kt + 1) * P::KT, m, n, k, tid);
             asm volatile("cp.async.commit_group;" ::: "memory");
             asm volatile("cp.async.wait_group 1;" ::: "memory");
             __syncthreads();
             const int s = kt % 2;
-            kstep3<STAGES, NTN>(acc, As[s], Bs[s], 0, wr, wc, g, t);
-            kstep3<STAGES, NTN>(acc, As[s], Bs[s], 8, wr, wc, g, t);
+            kstep3<STAGES, NTN, BF16>(acc, As[s], Bs[s], 0, wr, wc, g, t);
+            kstep3<STAGES, NTN, BF16>(acc, As[s], Bs[s], 8, wr, wc, g, t);
             __syncthreads();
         }
     } else {
-        if (ntiles > 1) stage3<VEC, STAGES, NTH>(As, Bs, 1, a, b, brow, bcol, BK3, m, n, k, tid);
+        if (ntiles > 1) stage3<VEC, STAGES, NTH, BF16>(As, Bs, 1, a, b, brow, bcol, P::KT, m, n, k, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
         for (int kt = 0; kt < ntiles; ++kt) {
             asm volatile("cp.async.wait_group 1;" ::: "memory");
             __syncthreads();
-            if (kt + 2 < ntiles) stage3<VEC, STAGES, NTH>(As, Bs, (kt + 2) % 3, a, b, brow, bcol, (kt + 2) * BK3, m, n, k, tid);
+            if (kt + 2 < ntiles) stage3<VEC, STAGES, NTH, BF16>(As, Bs, (kt + 2) % 3, a, b, brow, bcol, (kt + 2) * P::KT, m, n, k, tid);
             asm volatile("cp.async.commit_group;" ::: "memory");
             const int s = kt % 3;
-            kstep3<STAGES, NTN>(acc, As[s], Bs[s], 0, wr, wc, g, t);
-            kstep3<STAGES, NTN>(acc, As[s], Bs[s], 8, wr, wc, g, t);
+            kstep3<STAGES, NTN, BF16>(acc, As[s], Bs[s], 0, wr, wc, g, t);
+            kstep3<STAGES, NTN, BF16>(acc, As[s], Bs[s], 8, wr, wc, g, t);
         }
     }
     #pragma unroll
@@ -237,90 +272,14 @@ __device__ __forceinline__ void mma_pipe_body(const float* a, const float* b, fl
             }
 }
 
-#define PIPE_KERNEL(name, vec, stages, wnw) \
-    extern "C" __global__ void __launch_bounds__(64 * BN / wnw, 2) name(const float* a, const float* b, float* c, int m, int n, int k) { \
-        mma_pipe_body<vec, stages, wnw>(a, b, c, m, n, k); \
+#define PIPE_KERNEL(name, T, vec, stages, wnw, bf16) \
+    extern "C" __global__ void __launch_bounds__(64 * BN / wnw, 2) name(const T* a, const T* b, float* c, int m, int n, int k) { \
+        mma_pipe_body<vec, stages, wnw, bf16>(a, b, c, m, n, k); \
     }
-PIPE_KERNEL(mma_pipe16_c, true, 2, 64)
-PIPE_KERNEL(mma_pipe4_c, false, 2, 64)
-PIPE_KERNEL(mma_pipe3_16_c, true, 3, 64)
-PIPE_KERNEL(mma_pipe3_4_c, false, 3, 64)
-PIPE_KERNEL(mma_pipe5_16_c, true, 2, 32)
-PIPE_KERNEL(mma_pipe5_4_c, false, 2, 32)
-
-// step 6: step 3 in bf16 (m16n8k16): a holds A's bf16 bits (m x k), w those of W = B^T (n x k); tiles of 32 bf16 along K,
-// a stage row 16 words of bf16 pairs padded to 20; 16-byte copies (k % 8 == 0)
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-#define AW6 20
-#define NT3_BF16 128
-#define BK6 32
-
-__device__ __forceinline__ void stage_bf16(unsigned (*As)[BM][AW6], unsigned (*Bs)[BN][AW6], int s, const short* a,
-                                           const short* w, int brow, int bcol, int k0, int m, int n, int k, int tid) {
-    #pragma unroll
-    for (int i = 0; i < BM * BK6 / 8 / NT3_BF16; ++i) {
-        const int f = tid + i * NT3_BF16, r = f / (BK6 / 8), q = f % (BK6 / 8) * 8;
-        bool in = brow + r < m && k0 + q < k;
-        cp_async_c(&As[s][r][q / 2], (const float*)(a + (in ? (long long)(brow + r) * k + k0 + q : 0)), 16, in ? 16 : 0);
-        in = bcol + r < n && k0 + q < k;
-        cp_async_c(&Bs[s][r][q / 2], (const float*)(w + (in ? (long long)(bcol + r) * k + k0 + q : 0)), 16, in ? 16 : 0);
-    }
-}
-
-__device__ __forceinline__ void kstep_bf16(float (&acc)[4][8][4], const unsigned (*As)[AW6], const unsigned (*Bs)[AW6], int kw,
-                                           int wr, int wc, int g, int t) {
-    unsigned fa[4][4], fb[8][2];
-    #pragma unroll
-    for (int mt = 0; mt < 4; ++mt) {
-        const int r = wr + mt * 16 + g;
-        fa[mt][0] = As[r][kw + t];
-        fa[mt][1] = As[r + 8][kw + t];
-        fa[mt][2] = As[r][kw + t + 4];
-        fa[mt][3] = As[r + 8][kw + t + 4];
-    }
-    #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-        fb[nt][0] = Bs[wc + nt * 8 + g][kw + t];
-        fb[nt][1] = Bs[wc + nt * 8 + g][kw + t + 4];
-    }
-    #pragma unroll
-    for (int mt = 0; mt < 4; ++mt)
-        #pragma unroll
-        for (int nt = 0; nt < 8; ++nt) mma_bf16(acc[mt][nt], fa[mt], fb[nt]);
-}
-
-extern "C" __global__ void __launch_bounds__(NT3_BF16, 2) mma_bf16_pipe_c(const short* a, const short* w, float* c, int m, int n, int k) {
-    __shared__ __align__(16) unsigned As[2][BM][AW6];
-    __shared__ __align__(16) unsigned Bs[2][BN][AW6];
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int brow = blockIdx.y * BM, bcol = blockIdx.x * BN, wr = (warp / 2) * 64, wc = (warp % 2) * 64;
-    float acc[4][8][4] = {};
-    const int ntiles = (k + BK6 - 1) / BK6;
-    stage_bf16(As, Bs, 0, a, w, brow, bcol, 0, m, n, k, tid);
-    asm volatile("cp.async.commit_group;" ::: "memory");
-    for (int kt = 0; kt < ntiles; ++kt) {
-        if (kt + 1 < ntiles) stage_bf16(As, Bs, (kt + 1) % 2, a, w, brow, bcol, (kt + 1) * BK6, m, n, k, tid);
-        asm volatile("cp.async.commit_group;" ::: "memory");
-        asm volatile("cp.async.wait_group 1;" ::: "memory");
-        __syncthreads();
-        const int s = kt % 2;
-        kstep_bf16(acc, As[s], Bs[s], 0, wr, wc, g, t);
-        kstep_bf16(acc, As[s], Bs[s], 8, wr, wc, g, t);
-        __syncthreads();
-    }
-    #pragma unroll
-    for (int mt = 0; mt < 4; ++mt)
-        #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
-            #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int row = brow + wr + mt * 16 + g + (e >> 1) * 8, col = bcol + wc + nt * 8 + 2 * t + (e & 1);
-                if (row < m && col < n) c[(long long)row * n + col] = acc[mt][nt][e];
-            }
-}
+PIPE_KERNEL(mma_pipe16_c, float, true, 2, 64, false)
+PIPE_KERNEL(mma_pipe4_c, float, false, 2, 64, false)
+PIPE_KERNEL(mma_pipe3_16_c, float, true, 3, 64, false)
+PIPE_KERNEL(mma_pipe3_4_c, float, false, 3, 64, false)
+PIPE_KERNEL(mma_pipe5_16_c, float, true, 2, 32, false)
+PIPE_KERNEL(mma_pipe5_4_c, float, false, 2, 32, false)
+PIPE_KERNEL(mma_bf16_pipe_c, short, true, 2, 64, true)
