@@ -1,6 +1,7 @@
 """util.intrinsics' tensor-core intrinsics: one warp's D = A @ B + C through mma.sync (TF32 m16n8k8, bf16 m16n8k16)
-against float64 of the rounded inputs, the roundings themselves, the SASS instruction each one emits (HMMA), and
-cp.async's copy of float32 bits into the uint32 tiles the tensor-core kernels stage (LDGSTS).
+and one warpgroup's through wgmma (m64n16, A and B from 128-byte-swizzled shared memory) against float64 of the
+rounded inputs, the roundings themselves, the SASS instruction each one emits (HMMA, HGMMA), and cp.async's copy of
+float32 bits into the uint32 tiles the tensor-core kernels stage (LDGSTS), to an array element or a shared address.
 
 The correctness tests run under the simulator (its fallbacks) and, unchanged, on a GPU (the hardware):
 ``python -m pytest tests/test_tensor_core_intrinsics.py`` on the GPU machine checks the fragment layouts there."""
@@ -12,8 +13,10 @@ import util  # noqa: F401  first: without a GPU it switches numba to its simulat
 from numba import float32, uint32  # noqa: E402 - after util (the simulator or the compiler)
 from util import cuda
 from util.compile import cubin_from_ptx, numba_ptx
-from util.intrinsics import (cp_async, cp_async16, cp_async_commit, cp_async_wait, cvt_tf32, mma_bf16, mma_tf32,
-                             pack_bf16x2)
+from util.backend import allow_dynamic_shared
+from util.intrinsics import (cp_async, cp_async16, cp_async16_to, cp_async_commit, cp_async_wait, cvt_tf32,
+                             fence_proxy_async, mma_bf16, mma_tf32, pack_bf16x2, smem_addr, sw128_desc, wgmma_bf16,
+                             wgmma_commit, wgmma_fence, wgmma_tf32, wgmma_wait)
 from util.sass import analyze
 
 WARPS = 2  # warp w of the block computes tile w: the simulator's warps must not mix
@@ -176,3 +179,101 @@ def test_bf16_problems_carry_their_bf16_operands():
     assert np.array_equal(p.bt16.copy_to_host().view(np.uint16), (b.T.copy().view(np.uint32) >> 16).astype(np.uint16))
     assert not (a.view(np.uint32) & 0xFFFF).any()  # the float32 values are bf16 values: nothing below 16 bits
     assert Problem(5, 7, 9, precision="tf32").a16 is None
+
+
+def make_wgmma_tile(mma):
+    @cuda.jit
+    def wgmma_tile(a, w, d):
+        """One warpgroup: D (64 x 16) = A (64 rows of 128 bytes of K) @ W^T (W: 16 rows of 128 bytes), the rows'
+        32 words staged with the 128-byte swizzle (word q of row r in chunk (q // 4) ^ (r % 8)), 4 k-steps."""
+        sm = cuda.shared.array(80 * 32 + 256, uint32)  # 80 rows of 32 words, and room to align them to 1024 bytes
+        tid = cuda.threadIdx.x
+        addr0 = smem_addr(sm, 0)
+        pad = (1024 - (addr0 & 1023)) & 1023
+        for f in range(tid, 80 * 32, 128):
+            r, q = f // 32, f % 32
+            sm[pad // 4 + r * 32 + ((q // 4) ^ (r % 8)) * 4 + q % 4] = a[r, q] if r < 64 else w[r - 64, q]
+        fence_proxy_async()
+        cuda.syncthreads()
+        acc = cuda.local.array((2, 4), float32)
+        for j in range(2):
+            for e in range(4):
+                acc[j, e] = float32(0.0)
+        da, db = sw128_desc(addr0 + pad), sw128_desc(addr0 + pad + 64 * 128)
+        wgmma_fence()
+        for j in range(4):
+            mma(acc, da + 2 * j, db + 2 * j, 16)
+        wgmma_commit()
+        wgmma_wait(0, acc, 16)
+        row, t = tid // 32 * 16 + tid % 32 // 4, tid % 4  # warp w, lane (g, t): rows 16 w + g (+ 8)
+        for j in range(2):
+            for e in range(4):
+                d[row + 8 * (e // 2), 8 * j + 2 * t + e % 2] = acc[j, e]
+
+    return wgmma_tile
+
+
+WGMMA_TILE = {"tf32": make_wgmma_tile(wgmma_tf32), "bf16": make_wgmma_tile(wgmma_bf16)}
+
+
+def words(x, precision):
+    """Rows of float32 values (already rounded to the precision) as the uint32 words a stage row holds: the float32
+    bits (TF32), or two bf16 a word, the lower index in the low half."""
+    if precision == "tf32":
+        return np.ascontiguousarray(x.astype(np.float32)).view(np.uint32)
+    bits = (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return np.ascontiguousarray(bits).view(np.uint32)
+
+
+@pytest.mark.parametrize("precision, rounding", [("tf32", round_tf32), ("bf16", round_bf16)])
+def test_one_warpgroup_wgmma_matches_float64_of_the_rounded_inputs(precision, rounding):
+    k = 32 if precision == "tf32" else 64  # 128 bytes of K
+    rng = np.random.default_rng(2)
+    a = rounding(rng.uniform(-1, 1, (64, k))).astype(np.float32)
+    w = rounding(rng.uniform(-1, 1, (16, k))).astype(np.float32)
+    d = cuda.to_device(np.full((64, 16), np.nan, np.float32))
+    WGMMA_TILE[precision][1, 128](cuda.to_device(words(a, precision)), cuda.to_device(words(w, precision)), d)
+    got = d.copy_to_host().astype(np.float64)
+    want = a.astype(np.float64) @ w.astype(np.float64).T
+    tol = (k + 2) * 2.0**-23 * (np.abs(a).astype(np.float64) @ np.abs(w).astype(np.float64).T)
+    assert np.isfinite(got).all()
+    assert (np.abs(got - want) <= tol).all(), np.abs(got - want).max()
+
+
+@pytest.mark.parametrize("precision, opcode", [("tf32", "HGMMA.64x16x8.F32.TF32"), ("bf16", "HGMMA.64x16x16.F32.BF16")])
+def test_wgmma_emits_hgmma(precision, opcode):
+    sig = (uint32[:, ::1], uint32[:, ::1], float32[:, ::1])
+    report = analyze(cubin_from_ptx(numba_ptx(WGMMA_TILE[precision], sig, cc=(9, 0, "a")), arch="sm_90a"))
+    ops = [i.opcode for i in report.instructions]
+    assert ops.count(opcode) == 4, sorted(set(ops))
+    assert not any(op.startswith(("LDL", "STL")) for op in ops)  # the accumulators stay in registers
+
+
+@cuda.jit
+def copy_to_address(src, out):
+    """src (float32, 4 values) -> a uint32 shared tile by a 16-byte cp.async to a 32-bit shared address -> out."""
+    tile = cuda.shared.array(8, uint32)
+    if cuda.threadIdx.x == 0:
+        for i in range(8):
+            tile[i] = 0
+        cp_async16_to(smem_addr(tile, 4), src, 0, 16)
+        cp_async_commit()
+        cp_async_wait(0)
+        for i in range(8):
+            out[i] = tile[i]
+
+
+def test_cp_async16_to_copies_bytes_to_the_address():
+    src = np.array([1.5, -2.25, 3.0e-3, 1e30], dtype=np.float32)
+    out = cuda.to_device(np.full(8, 7, dtype=np.uint32))
+    copy_to_address[1, 32](cuda.to_device(src), out)
+    assert np.array_equal(out.copy_to_host(), np.r_[np.zeros(4, np.uint32), src.view(np.uint32)])
+    r = analyze(cubin_from_ptx(numba_ptx(copy_to_address, (float32[::1], uint32[::1]))))
+    assert sum(i.opcode.startswith("LDGSTS.E.BYPASS.128") for i in r.instructions) == 1
+
+
+def test_allow_dynamic_shared_checks_its_input():
+    with pytest.raises(ValueError, match="nbytes"):
+        allow_dynamic_shared(copy_to_address, (float32[::1], uint32[::1]), 300 * 1024)
+    with pytest.raises(TypeError, match="kernel"):
+        allow_dynamic_shared(len, (), 1024)

@@ -134,3 +134,28 @@ def versions_line() -> str:
 def synchronize() -> None:
     """Wait for all work on the current device."""
     cuda.synchronize()
+
+
+MAX_SHARED_PER_BLOCK = 227 * 1024  # bytes of shared memory a block may opt in to on sm_90 (H100, H200)
+
+
+def allow_dynamic_shared(kernel: object, sig: tuple, nbytes: int) -> None:
+    """Let a numba kernel, compiled for ``sig``, launch with ``nbytes`` of dynamic shared memory: above 48 KB a
+    kernel must opt in, which numba-cuda 0.30 has no option for (NVIDIA/numba-cuda#94), so this sets the driver's
+    attribute on the compiled function. Nothing to do under the simulator."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or not 0 <= nbytes <= MAX_SHARED_PER_BLOCK:
+        raise ValueError(f"nbytes must be an int in 0..{MAX_SHARED_PER_BLOCK} (a block's shared memory on sm_90), "
+                         f"got {nbytes!r}")
+    if not is_kernel(kernel):
+        raise TypeError(f"{kernel!r} is not a @cuda.jit kernel")
+    if SIMULATED:
+        return
+    if COMPILER != "numba-cuda":  # pragma: no cover - numba-cuda-mlir
+        raise NotImplementedError("allow_dynamic_shared: numba-cuda only")
+    from cuda.bindings import driver
+
+    fn = kernel.compile(tuple(sig))._codelibrary.get_cufunc()
+    (err,) = driver.cuKernelSetAttribute(
+        driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes, fn.handle, driver.CUdevice(fn.device.id))
+    if int(err) != 0:
+        raise RuntimeError(f"could not allow {kernel_name(kernel)} {nbytes} bytes of dynamic shared memory: {err}")

@@ -46,15 +46,18 @@ class Variant:
     ffma: int = 1  # FFMA one thread does per k-step: turns the hot loop's FFMA count into an unroll factor
 
 
-def cublas_launch(p: Problem, tf32: bool = False) -> None:
-    """C = A @ B through torch (cuBLAS) in strict fp32 (TF32 off), or with TF32 tensor cores (``tf32``)."""
+def cublas_launch(p: Problem, tf32: bool = False, wt: bool = False) -> None:
+    """C = A @ B through torch (cuBLAS) in strict fp32 (TF32 off), or with TF32 tensor cores (``tf32``); with ``wt``
+    from B transposed (``p.bt``, n x k: C = A @ W^T, the layout of the kernels that read K-contiguous B)."""
     import torch
 
+    if wt and p.bt is None:
+        raise ValueError("cuBLAS on W = B^T needs a Problem made with precision='tf32'")
     before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
     try:
-        a, b, c = (torch.as_tensor(x, device="cuda") for x in (p.a, p.b, p.c))
-        torch.matmul(a, b, out=c)
+        a, b, c = (torch.as_tensor(x, device="cuda") for x in (p.a, p.bt if wt else p.b, p.c))
+        torch.mm(a, b.t() if wt else b, out=c)
     finally:  # the caller's own matmuls keep their setting
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
 
@@ -62,6 +65,11 @@ def cublas_launch(p: Problem, tf32: bool = False) -> None:
 def cublas_tf32_launch(p: Problem) -> None:
     """C = A @ B through torch (cuBLAS) with TF32 tensor cores allowed."""
     cublas_launch(p, tf32=True)
+
+
+def cublas_tf32_wt_launch(p: Problem) -> None:
+    """C = A @ W^T (W = B^T, ``p.bt``) through torch (cuBLAS) with TF32 tensor cores allowed."""
+    cublas_launch(p, tf32=True, wt=True)
 
 
 def cublas_bf16_launch(p: Problem) -> None:
@@ -306,12 +314,16 @@ class Registry:
         return variant
 
     def cublas(self, name: str | None = None, note: str = "the ceiling", *, tf32: bool = False,
-               bf16: bool = False) -> Variant:
-        """cuBLAS through torch: strict fp32 (TF32 off), TF32 tensor cores with ``tf32=True``, or bf16 operands
-        with float32 sums and output with ``bf16=True`` (``precision="bf16"`` runs only)."""
+               bf16: bool = False, wt: bool = False) -> Variant:
+        """cuBLAS through torch: strict fp32 (TF32 off), TF32 tensor cores with ``tf32=True`` (from B transposed,
+        C = A @ W^T, with ``wt=True``: ``precision="tf32"`` runs only), or bf16 operands with float32 sums and output
+        with ``bf16=True`` (``precision="bf16"`` runs only)."""
         if tf32 and bf16:
             raise ValueError("choose tf32 or bf16, not both")
+        if wt and not tf32:
+            raise ValueError("wt=True is cuBLAS in TF32 on B transposed: give tf32=True too")
         launch, default = ((cublas_bf16_launch, "cuBLAS (BF16, fp32 out)") if bf16 else
+                           (cublas_tf32_wt_launch, "cuBLAS (TF32, A @ W^T)") if wt else
                            (cublas_tf32_launch, "cuBLAS (TF32)") if tf32 else (cublas_launch, "cuBLAS (fp32, TF32 off)"))
         return self.add(Variant(name or default, launch, "cublas", note, gpu_only=True))
 

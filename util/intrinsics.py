@@ -246,6 +246,79 @@ if SIMULATED:
         """D = A (16 x 16, bf16) @ B (16 x 8, bf16) + C across the warp; this lane's 4 floats of D."""
         return _warp_collective((tuple(a), tuple(b), tuple(c)), _mma_combine(16, _bf16_a, _bf16_b), _mma_pick)
 
+    _window = threading.local()  # the shared array the calling thread last asked the address of (its "shared window")
+
+    def smem_addr(arr, idx):
+        """The shared-memory address of arr[idx]: here its byte offset in arr, which becomes the thread's window that
+        wgmma descriptors point into."""
+        if not arr.flags.c_contiguous:
+            raise ValueError("smem_addr: the simulator needs a C-contiguous shared array")
+        _window.bytes = arr.reshape(-1).view(np.uint8)
+        flat = np.ravel_multi_index(idx if isinstance(idx, tuple) else (idx,), arr.shape)
+        return np.uint32(flat * arr.dtype.itemsize)
+
+    def cp_async16_to(addr, src, si, nbytes):
+        """16 bytes from src[si] on -> shared address addr (an smem_addr value: a byte offset in the thread's window);
+        zeros past nbytes (synchronous)."""
+        raw = np.zeros(16, dtype=np.uint8)
+        _copy(raw, 0, src, si, 16, nbytes)
+        _window.bytes[int(addr):int(addr) + 16] = raw
+
+    def sw128_desc(addr):
+        """The wgmma descriptor of a K-major tile at shared address addr (1024-byte aligned, rows of 128 bytes, the
+        16-byte chunk c of row r at c ^ (r % 8), 8-row groups 1024 bytes apart)."""
+        return np.uint64((int(addr) & 0x3FFFF) >> 4 | 1 << 16 | (1024 >> 4) << 32 | 1 << 62)
+
+    def _kmajor(desc, rows):
+        """The rows x 32 bytes a descriptor (128-byte swizzle) names: one k-step of a K-major tile."""
+        desc = int(desc)
+        if desc >> 62 != 1:
+            raise NotImplementedError("the simulator's wgmma reads 128-byte swizzled tiles only (mode 1)")
+        start, sbo = (desc & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4
+        r, b = np.arange(rows)[:, None], np.arange(32)[None, :]
+        logical = start + (r // 8) * sbo + (r % 8) * 128 + b
+        return _window.bytes[logical ^ (((logical >> 7) & 7) << 4)]
+
+    def _wgmma(acc, da, db, n, values):
+        """acc += A (64 x k, this warpgroup's) @ B^T (n x k), both read through their descriptors; this thread's part
+        (row 16 w + g + 8 (i // 2 % 2), column 8 (i // 4) + 2 t + i % 2 of its i-th value), summed in float64."""
+        if n % 8 or not 8 <= n <= 256 or acc.size != n // 2:
+            raise ValueError(f"wgmma: n must be a multiple of 8 in 8..256 and acc must hold n / 2 floats, "
+                             f"got n = {n}, {acc.size} accumulators")
+        tid = threading.current_thread().thread_id % 128
+        w, g, t = tid // 32, tid % 32 // 4, tid % 4
+        A, B = values(_kmajor(da, 64)), values(_kmajor(db, n))
+        i = np.arange(n // 2)
+        rows, cols = 16 * w + g + 8 * (i // 2 % 2), 8 * (i // 4) + 2 * t + i % 2
+        d = acc.reshape(-1)
+        d[:] = (d + np.einsum("ik,ik->i", A[rows], B[cols])).astype(np.float32)
+
+    def _tf32_values(raw):
+        return (raw.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)  # the TF32 part
+
+    def _bf16_values(raw):
+        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+    def wgmma_tf32(acc, da, db, n):
+        """wgmma m64nNk8 TF32 from shared memory: acc (n / 2 float32 of this thread) += A @ B for one k-step of 8."""
+        _wgmma(acc, da, db, n, _tf32_values)
+
+    def wgmma_bf16(acc, da, db, n):
+        """wgmma m64nNk16 bf16 from shared memory: acc (n / 2 float32 of this thread) += A @ B for one k-step of 16."""
+        _wgmma(acc, da, db, n, _bf16_values)
+
+    def wgmma_fence():
+        """Nothing to order: the simulator's wgmma is synchronous."""
+
+    def wgmma_commit():
+        """Nothing to close: the simulator's wgmma is synchronous."""
+
+    def wgmma_wait(pending, acc, n):
+        """Nothing to wait for: the simulator's wgmma is synchronous."""
+
+    def fence_proxy_async():
+        """Nothing to order: the simulator's shared memory has one view."""
+
 elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir
     from numba_cuda_mlir._mlir import ir as mlir_ir
     from numba_cuda_mlir._mlir.dialects import arith, llvm
@@ -526,3 +599,129 @@ else:
                                [args[1], args[0]])[0]
 
         return types.uint32(lo, hi), codegen
+
+    # Hopper's warpgroup MMA (sm_90a; SASS HGMMA). The 4 warps of a warpgroup issue it together; A and B come from
+    # shared memory through 64-bit descriptors; the accumulators (a float32 local array of n / 2 per thread, n the
+    # tile's columns, a constant) are tied through the asm so that they stay in registers and no use moves above a wait.
+    _WGMMA = {"tf32": ("k8.f32.tf32.tf32", "1, 1, 1"), "bf16": ("k16.f32.bf16.bf16", "1, 1, 1, 0, 0")}
+
+    def _acc_pointers(context, builder, aryty, ary, count):
+        data = context.make_array(aryty)(context, builder, ary).data
+        return [builder.gep(data, [ir.Constant(ir.IntType(64), i)], inbounds=True) for i in range(count)]
+
+    def _tied(context, builder, acc_type, acc, n, text, lead, lead_types):
+        """Run text with the n / 2 accumulators of the local array acc as tied outputs/inputs after the inputs
+        ``lead``; store the results back."""
+        count = n // 2
+        ptrs = _acc_pointers(context, builder, acc_type, acc, count)
+        f32 = ir.FloatType()
+        constraints = ",".join(["=f"] * count + lead_types + [str(i) for i in range(count)] + ["~{memory}"])
+        out = _asm_values(builder, [f32] * count, [x.type for x in lead] + [f32] * count, text, constraints,
+                          lead + [builder.load(p) for p in ptrs])
+        for p, v in zip(ptrs, out):
+            builder.store(v, p)
+        return context.get_dummy_value()
+
+    def _acc_args(acc, n) -> bool:
+        return (isinstance(acc, types.Array) and acc.dtype == types.float32 and acc.layout == "C"
+                and isinstance(n, types.IntegerLiteral) and n.literal_value % 8 == 0 and 8 <= n.literal_value <= 256)
+
+    def _wgmma_intrinsic(kind, doc):
+        shape, tail = _WGMMA[kind]
+
+        def typer(typingctx, acc, da, db, n):
+            if not (_acc_args(acc, n) and isinstance(da, types.Integer) and isinstance(db, types.Integer)):
+                return None
+            count = n.literal_value // 2
+            regs = ",".join(f"${i}" for i in range(count))
+            text = (f"wgmma.mma_async.sync.aligned.m64n{n.literal_value}{shape} {{{regs}}}, ${count}, ${count + 1}, "
+                    f"{tail};")
+
+            def codegen(context, builder, sig, args):
+                descs = [context.cast(builder, args[j], sig.args[j], types.uint64) for j in (1, 2)]
+                return _tied(context, builder, acc, args[0], n.literal_value, text, descs, ["l", "l"])
+
+            return types.void(acc, da, db, n), codegen
+
+        typer.__name__, typer.__doc__ = f"wgmma_{kind}", doc
+        return intrinsic(typer)
+
+    wgmma_tf32 = _wgmma_intrinsic("tf32", """wgmma.mma_async m64nNk8 TF32, A and B from shared memory
+        (HGMMA.64xNx8.F32.TF32): acc (this thread's n / 2 floats) += A (64 x 8, descriptor da) @ B (8 x n, descriptor
+        db of B^T: n x 8, K-major).""")
+    wgmma_bf16 = _wgmma_intrinsic("bf16", """wgmma.mma_async m64nNk16 bf16 (HGMMA.64xNx16.F32.BF16): as wgmma_tf32
+        for one k-step of 16.""")
+
+    @intrinsic
+    def wgmma_wait(typingctx, pending, acc, n):
+        """wgmma.wait_group pending (a constant): at most that many committed groups still run; acc passes through."""
+        if not (isinstance(pending, types.IntegerLiteral) and _acc_args(acc, n)):
+            return None
+        text = f"wgmma.wait_group.sync.aligned {pending.literal_value};"
+
+        def codegen(context, builder, sig, args):
+            return _tied(context, builder, acc, args[1], n.literal_value, text, [], [])
+
+        return types.void(pending, acc, n), codegen
+
+    @intrinsic
+    def wgmma_fence(typingctx):
+        """wgmma.fence: order the registers and shared memory written before it ahead of the next wgmma."""
+        return types.void(), _asm_statement("wgmma.fence.sync.aligned;")
+
+    @intrinsic
+    def wgmma_commit(typingctx):
+        """wgmma.commit_group: close the group of wgmma issued since the last commit."""
+        return types.void(), _asm_statement("wgmma.commit_group.sync.aligned;")
+
+    @intrinsic
+    def fence_proxy_async(typingctx):
+        """fence.proxy.async.shared::cta: shared-memory writes (cp.async, stores) become visible to wgmma."""
+        return types.void(), _asm_statement("fence.proxy.async.shared::cta;")
+
+    @intrinsic
+    def smem_addr(typingctx, arr, idx):
+        """The 32-bit shared-memory address of arr[idx] (arr in shared memory)."""
+        def codegen(context, builder, sig, args):
+            ptr = _element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            i64 = ir.IntType(64)
+            return _asm_values(builder, [ir.IntType(32)], [i64],
+                               "{ .reg .u64 t; cvta.to.shared.u64 t, $1; cvt.u32.u64 $0, t; }", "=r,l",
+                               [builder.ptrtoint(ptr, i64)])[0]
+
+        return types.uint32(arr, idx), codegen
+
+    @intrinsic
+    def cp_async16_to(typingctx, addr, src, si, nbytes):
+        """Start copying 16 bytes from src[si] on -> the 32-bit shared address addr (smem_addr arithmetic: no 64-bit
+        pointer per copy); zeros past nbytes."""
+        if not isinstance(addr, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            aty, sty, sity, nty = sig.args
+            sptr = _element_pointer(context, builder, sty, args[1], sity, args[2])
+            i64, i32 = ir.IntType(64), ir.IntType(32)
+            fn = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [i32, i64, i32]),
+                              "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,~{memory}", side_effect=True)
+            builder.call(fn, [context.cast(builder, args[0], aty, types.uint32), builder.ptrtoint(sptr, i64),
+                              context.cast(builder, args[3], nty, types.int32)])
+            return context.get_dummy_value()
+
+        return types.void(addr, src, si, nbytes), codegen
+
+    @intrinsic
+    def sw128_desc(typingctx, addr):
+        """The wgmma descriptor of a K-major tile at shared address addr (1024-byte aligned, rows of 128 bytes, the
+        16-byte chunk c of row r at c ^ (r % 8), 8-row groups 1024 bytes apart): bits 0-13 addr >> 4, 16-29 the
+        leading offset (unused: 1), 32-45 1024 >> 4, 62-63 mode 1 (128-byte swizzle)."""
+        if not isinstance(addr, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            a = context.cast(builder, args[0], sig.args[0], types.uint64)
+            field = builder.lshr(builder.and_(a, ir.Constant(i64, 0x3FFFF)), ir.Constant(i64, 4))
+            return builder.or_(field, ir.Constant(i64, 1 << 16 | (1024 >> 4) << 32 | 1 << 62))
+
+        return types.uint64(addr), codegen
