@@ -37,7 +37,7 @@ __device__ __forceinline__ void store(float* c, const float (&acc)[4][4][4], int
 }
 
 // step 1: every fragment straight from global memory (rounded to TF32 as it is loaded)
-extern "C" __global__ void __launch_bounds__(NT) mma_global_c(const float* a, const float* b, float* c, int m, int n, int k) {
+extern "C" __global__ void __launch_bounds__(NT, 2) mma_global_c(const float* a, const float* b, float* c, int m, int n, int k) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int r0 = blockIdx.y * BM + (warp / (BN / WN)) * WM, c0 = blockIdx.x * BN + (warp % (BN / WN)) * WN;
     float acc[4][4][4] = {};
