@@ -43,6 +43,26 @@ say it. Under numba's simulator they are plain Python arithmetic.
    product in float64 from the rounded inputs and rounds it to float32: the same result up to the accumulation's
    rounding, which the hardware does in float32.
 
+5. Hopper's warpgroup MMA (``wgmma.mma_async``, SASS ``HGMMA``; sm_90a, which numba-cuda builds every kernel it
+   launches on an H100/H200 for). The 4 warps of a warpgroup issue it together; A (64 x k) and B (n x k, K-major)
+   come from shared memory through 64-bit descriptors; each thread's n / 2 float32 accumulators live in a local array
+   that the intrinsics pass through the inline PTX tied in and out (so they stay in registers):
+
+    addr = smem_addr(tile, (0,))                   # the 32-bit shared address of an element of a shared array
+    cp_async16_to(addr + off, arr, i, 16)          # cp.async of 16 bytes to a shared address
+    fence_proxy_async()                            # make shared-memory writes visible to wgmma's reads
+    d = sw128_desc(addr)                           # descriptor of a K-major tile: rows of 128 bytes, 16-byte chunk c
+                                                   # of row r at c ^ (r % 8), 8-row groups 1024 bytes apart
+    wgmma_fence()                                  # before the first wgmma that reads registers written since
+    wgmma_tf32(acc, da, db, 256)                   # acc += A (64 x 8) @ B (8 x 256): m64n256k8 (bf16: k16)
+    wgmma_commit()                                 # close the group
+    wgmma_wait(1, acc, 256)                        # at most 1 group still in flight; acc passes through
+
+   Accumulator i of a thread (warp w of the warpgroup, lane (g, t)) is D[16 w + g + 8 (i // 2 % 2), 8 (i // 4) +
+   2 t + i % 2] (PTX ISA, "wgmma register fragment layout for the accumulator"; checked on an H200). Under the
+   simulator wgmma is synchronous: each thread decodes the descriptors (128-byte swizzle only) from the shared array
+   it last named in ``smem_addr`` and adds its part of the product, in float64 of the TF32/bf16 inputs.
+
 Under numba-cuda-mlir (``UTIL_COMPILER=numba-cuda-mlir``) the same source compiles for the no-wrap promise:
 ``add_nsw``, ``mul_nsw``, ``nonneg`` and ``at`` are written there as MLIR (``arith.addi``/``arith.muli`` with
 ``overflow<nsw>``, ``arith.extsi``; ``at`` loads through the array's data pointer, because numba-cuda-mlir 0.6
