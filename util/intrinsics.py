@@ -207,12 +207,11 @@ if SIMULATED:
         return out
 
     def _tf32_value(bits):
-        return float(np.uint32(bits).view(np.float32))
+        return float(_tf32_values(np.array([bits], dtype=np.uint32))[0])
 
     def _bf16_pair(bits):
-        bits = int(bits)
-        return (float(np.uint32((bits & 0xFFFF) << 16).view(np.float32)),
-                float(np.uint32((bits >> 16) << 16).view(np.float32)))
+        lo, hi = _bf16_values(np.array([bits], dtype=np.uint32).view(np.uint8))  # the low half is the lower index
+        return float(lo), float(hi)
 
     def _mma_pick(D, lane):
         """This lane's 4 floats of D (16 x 8): rows g and g + 8, columns 2t and 2t + 1."""
@@ -267,22 +266,24 @@ if SIMULATED:
         return _warp_collective((tuple(a), tuple(b), tuple(c)), _mma_combine(16, _bf16_a, _bf16_b), _mma_pick)
 
     _window = threading.local()  # the shared array the calling thread last asked the address of (its "shared window")
+    WINDOW_BASE = 16  # the simulated address of a window's first byte: not 1024-aligned, so that a kernel must align
 
     def smem_addr(arr, idx):
-        """The shared-memory address of arr[idx]: here its byte offset in arr, which becomes the thread's window that
-        wgmma descriptors point into."""
+        """The shared-memory address of arr[idx]: WINDOW_BASE + its byte offset in arr, which becomes the thread's
+        window that cp_async16_to and wgmma descriptors point into."""
         if not arr.flags.c_contiguous:
             raise ValueError("smem_addr: the simulator needs a C-contiguous shared array")
         _window.bytes = arr.reshape(-1).view(np.uint8)
         flat = np.ravel_multi_index(idx if isinstance(idx, tuple) else (idx,), arr.shape)
-        return np.uint32(flat * arr.dtype.itemsize)
+        return np.uint32(WINDOW_BASE + flat * arr.dtype.itemsize)
 
     def cp_async16_to(addr, src, si, nbytes):
         """16 bytes from src[si] on -> shared address addr (an smem_addr value: a byte offset in the thread's window);
         zeros past nbytes (synchronous)."""
         raw = np.zeros(16, dtype=np.uint8)
         _copy(raw, 0, src, si, 16, nbytes)
-        _window.bytes[int(addr):int(addr) + 16] = raw
+        at = int(addr) - WINDOW_BASE
+        _window.bytes[at:at + 16] = raw
 
     def sw128_desc(addr):
         """The wgmma descriptor of a K-major tile at shared address addr (1024-byte aligned, rows of 128 bytes, the
@@ -295,9 +296,12 @@ if SIMULATED:
         if desc >> 62 != 1:
             raise NotImplementedError("the simulator's wgmma reads 128-byte swizzled tiles only (mode 1)")
         start, sbo = (desc & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4
+        if (start & ~0x7F) % 1024:
+            raise ValueError(f"wgmma: the tile at shared address {start & ~0x7F:#x} is not 1024-byte aligned; a "
+                             "128-byte swizzled tile must be (the descriptor's base offset is 0)")
         r, b = np.arange(rows)[:, None], np.arange(32)[None, :]
-        logical = start + (r // 8) * sbo + (r % 8) * 128 + b
-        return _window.bytes[logical ^ (((logical >> 7) & 7) << 4)]
+        logical = start + (r // 8) * sbo + (r % 8) * 128 + b  # the swizzle XORs bits 4-6 of the address with 7-9
+        return _window.bytes[(logical ^ (((logical >> 7) & 7) << 4)) - WINDOW_BASE]
 
     def _wgmma(acc, da, db, n, values):
         """acc += A (64 x k, this warpgroup's) @ B^T (n x k), both read through their descriptors; this thread's part
@@ -314,9 +318,11 @@ if SIMULATED:
         d[:] = (d + np.einsum("ik,ik->i", A[rows], B[cols])).astype(np.float32)
 
     def _tf32_values(raw):
-        return (raw.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)  # the TF32 part
+        """float32 bit patterns -> the values the tensor cores read: their TF32 part (the low 13 mantissa bits cut)."""
+        return (raw.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
 
     def _bf16_values(raw):
+        """bf16 bit patterns (bytes, little-endian pairs) -> their values."""
         return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
     def wgmma_tf32(acc, da, db, n):
@@ -686,7 +692,8 @@ else:
 
     @intrinsic
     def wgmma_fence(typingctx):
-        """wgmma.fence: order the registers and shared memory written before it ahead of the next wgmma."""
+        """wgmma.fence: order the accumulator registers written before it ahead of the next wgmma (shared memory
+        written by other instructions needs fence_proxy_async)."""
         return types.void(), _asm_statement("wgmma.fence.sync.aligned;")
 
     @intrinsic

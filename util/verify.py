@@ -97,12 +97,10 @@ class Problem:
     # with W = bt16, k contiguous in both), as int16 device arrays for kernels that read bf16 inputs
     a16: Any = field(init=False, repr=False)
     bt16: Any = field(init=False, repr=False)
-    # precision "tf32" only (else None): B transposed (n x k, float32), for kernels that want K contiguous in B too
-    bt: Any = field(init=False, repr=False)
     _nan: Any = field(init=False, repr=False)  # a NaN array to copy over C (simulator)
     _tensors: Any = field(init=False, repr=False)  # torch tensors that own A, B, C on a GPU
     _tensors16: Any = field(init=False, repr=False)  # torch bf16 tensors that own a16 and bt16 on a GPU
-    _bt: Any = field(init=False, repr=False, default=None)  # the torch tensor that owns bt on a GPU
+    _bt: Any = field(init=False, repr=False, default=None)  # B transposed, made on first use of .bt
     _expected: Any = field(init=False, repr=False)
     _tol: Any = field(init=False, repr=False)
 
@@ -124,7 +122,6 @@ class Problem:
                                        for x in (a, np.ascontiguousarray(b.T)))
             else:
                 self.a16 = self.bt16 = None
-            self.bt = to_d(np.ascontiguousarray(b.T)) if self.precision == "tf32" else None
             a64, b64 = torch.from_numpy(a).double(), torch.from_numpy(b).double()
         else:  # made on the GPU (milliseconds, even at 8192^2), shared with numba without a copy
             gen = torch.Generator(device="cuda")
@@ -140,8 +137,6 @@ class Problem:
             if self.precision == "bf16":  # exact: the values are bf16 already
                 self._tensors16 = (a_t.to(torch.bfloat16), b_t.t().contiguous().to(torch.bfloat16))
                 self.a16, self.bt16 = (cuda.as_cuda_array(t.view(torch.int16)) for t in self._tensors16)
-            self._bt = b_t.t().contiguous() if self.precision == "tf32" else None  # owns bt
-            self.bt = None if self._bt is None else cuda.as_cuda_array(self._bt)
             a64, b64 = a_t.double(), b_t.double()
         self._expected = a64 @ b64
         scale = torch.sqrt((a64 * a64) @ (b64 * b64))
@@ -149,6 +144,19 @@ class Problem:
         if self.precision != "fp32":  # tensor cores round each k-step's sum toward zero: a bias, linear in k
             self._tol += TC_STEP_ERROR * -(-self.k // 8) * scale
         self._tol += np.finfo(np.float32).tiny
+
+    @property
+    def bt(self) -> Any:
+        """B transposed (n x k, float32, a device array) for kernels that want K contiguous in B too; precision "tf32"
+        only (else None). Made on first use (and kept), so that kernels that do not read it do not pay its memory."""
+        if self.precision != "tf32":
+            return None
+        if self._bt is None:
+            if self._tensors is not None:  # on the GPU: a torch tensor owns it
+                self._bt = self._tensors[1].t().contiguous()
+            else:
+                self._bt = to_d(np.ascontiguousarray(self.b.copy_to_host().T))
+        return cuda.as_cuda_array(self._bt) if self._tensors is not None else self._bt
 
     @property
     def flops(self) -> float:

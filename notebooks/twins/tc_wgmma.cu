@@ -1,4 +1,4 @@
-// CUDA C twins of tensor_cores.ipynb's steps 7 and 8: Hopper's warpgroup MMA (wgmma, sm_90a), A and B read from
+// CUDA C twins of tensor_cores.ipynb's steps 7-10: Hopper's warpgroup MMA (wgmma, sm_90a), A and B read from
 // shared memory through descriptors; the same algorithm as the notebook's make_wgmma. A block of two warpgroups
 // computes a 128 x 256 tile of C = A @ W^T (A: m x k, W = B^T: n x k, K contiguous in both), each warpgroup 64 x 256
 // with one m64n256 wgmma per k-step. A stage holds 128 bytes of K of A's 128 rows and W's 256 rows (48 KB), the
@@ -41,7 +41,8 @@ __device__ __forceinline__ void sources(long long (&src)[ROWS], int (&nbytes)[RO
     for (int i = 0; i < ROWS; ++i) {
         const int row = row0 + r + i * RSTEP;
         const bool inside = row < nrows;
-        src[i] = (long long)(inside ? row : 0) * k + c * (16 / sizeof(T));
+        const int q = c * (16 / sizeof(T));
+        src[i] = (long long)(inside ? row : 0) * k + (q < k ? q : 0);  // a chunk past K: 0
         nbytes[i] = inside ? 16 : 0;
     }
 }
@@ -57,7 +58,22 @@ __device__ __forceinline__ void load(unsigned dst, const T* p, const long long (
                      :: "r"(dst + i * RSTEP * ROWB), "l"(p + src[i] + ko), "r"(kin ? nbytes[i] : 0) : "memory");
 }
 
-template <typename T>  // float (TF32) or short (the bits of bf16)
+// the (row, column) of this block's tile: its place in the 2-D grid, or (GROUP > 0, steps 9-10) in a group of GROUP
+// rows of tiles, walked down the group's rows first
+template <int GROUP>
+__device__ __forceinline__ void tile_of(int m, int n, unsigned& tr, unsigned& tc) {
+    if (GROUP == 0) {
+        tr = blockIdx.y;
+        tc = blockIdx.x;
+        return;
+    }
+    const unsigned tm = (m + BM7 - 1) / BM7, tn = (n + BN7 - 1) / BN7, pid = blockIdx.x;
+    const unsigned first = pid / (GROUP * tn) * GROUP, rows = min(tm - first, (unsigned)GROUP), inner = pid % (GROUP * tn);
+    tr = first + inner % rows;
+    tc = inner / rows;
+}
+
+template <typename T, int GROUP>  // T: float (TF32) or short (the bits of bf16)
 __device__ __forceinline__ void wgmma_body(const T* a, const T* w, float* c, int m, int n, int k) {
     constexpr bool BF16 = sizeof(T) == 2;
     constexpr int BK = ROWB / sizeof(T), NA = BM7 / RSTEP, NB = BN7 / RSTEP, A_B = BM7 * ROWB, STAGE_B = (BM7 + BN7) * ROWB;
@@ -70,8 +86,10 @@ __device__ __forceinline__ void wgmma_body(const T* a, const T* w, float* c, int
     for (int i = 0; i < BN7 / 2; ++i) acc[i] = 0.f;
     long long srca[NA], srcb[NB];
     int nba[NA], nbb[NB];
-    sources<T, NA>(srca, nba, blockIdx.y * BM7, m, k, tid);
-    sources<T, NB>(srcb, nbb, blockIdx.x * BN7, n, k, tid);
+    unsigned tr, tc;
+    tile_of<GROUP>(m, n, tr, tc);
+    sources<T, NA>(srca, nba, tr * BM7, m, k, tid);
+    sources<T, NB>(srcb, nbb, tc * BN7, n, k, tid);
     const int r8 = tid / 8, c8 = tid % 8;
     const unsigned dst0 = sbase + r8 * ROWB + (c8 ^ (r8 % 8)) * 16;  // r8 % 8 is that of all this thread's rows
     const int klim = max(k - c8 * (int)(16 / sizeof(T)), 0);  // its chunk of K is inside the matrix while kofs < klim
@@ -92,7 +110,7 @@ __device__ __forceinline__ void wgmma_body(const T* a, const T* w, float* c, int
         const unsigned long long da = sw128_desc(sbase + s * STAGE_B + wg * 64 * ROWB), db = sw128_desc(sbase + s * STAGE_B + A_B);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
         #pragma unroll
-        for (int j = 0; j < 4; ++j) {  // 4 k-steps of 32 bytes
+        for (int j = 0; j < ROWB / 32; ++j) {  // k-steps of 32 bytes
             if (BF16) wgmma_bf16(acc, da + 2 * j, db + 2 * j);
             else wgmma_tf32(acc, da + 2 * j, db + 2 * j);
         }
@@ -109,7 +127,7 @@ __device__ __forceinline__ void wgmma_body(const T* a, const T* w, float* c, int
     }
     wgmma_wait<0>(acc);
     const int lane = tid % 32, g = lane / 4, t = lane % 4;
-    const int row0 = blockIdx.y * BM7 + wg * 64 + (tid % 128) / 32 * 16 + g, bcol = blockIdx.x * BN7;
+    const int row0 = tr * BM7 + wg * 64 + (tid % 128) / 32 * 16 + g, bcol = tc * BN7;
     #pragma unroll
     for (int j = 0; j < BN7 / 8; ++j) {
         const int col = bcol + 8 * j + 2 * t;
@@ -124,9 +142,11 @@ __device__ __forceinline__ void wgmma_body(const T* a, const T* w, float* c, int
     }
 }
 
-extern "C" __global__ void __launch_bounds__(NT7, 1) wgmma_tf32_c(const float* a, const float* w, float* c, int m, int n, int k) {
-    wgmma_body<float>(a, w, c, m, n, k);
-}
-extern "C" __global__ void __launch_bounds__(NT7, 1) wgmma_bf16_c(const short* a, const short* w, float* c, int m, int n, int k) {
-    wgmma_body<short>(a, w, c, m, n, k);
-}
+#define WGMMA_KERNEL(name, T, group) \
+    extern "C" __global__ void __launch_bounds__(NT7, 1) name(const T* a, const T* w, float* c, int m, int n, int k) { \
+        wgmma_body<T, group>(a, w, c, m, n, k); \
+    }
+WGMMA_KERNEL(wgmma_tf32_g0_c, float, 0)  // step 7
+WGMMA_KERNEL(wgmma_bf16_g0_c, short, 0)  // step 8
+WGMMA_KERNEL(wgmma_tf32_g8_c, float, 8)  // step 9
+WGMMA_KERNEL(wgmma_bf16_g8_c, short, 8)  // step 10
