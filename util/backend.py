@@ -14,6 +14,7 @@ import ctypes
 import os
 import sys
 import warnings
+from typing import Any
 
 COMPILERS = ("numba-cuda", "numba-cuda-mlir")
 
@@ -152,10 +153,20 @@ def allow_dynamic_shared(kernel: object, sig: tuple, nbytes: int) -> None:
         return
     if COMPILER != "numba-cuda":  # pragma: no cover - numba-cuda-mlir
         raise NotImplementedError("allow_dynamic_shared: numba-cuda only")
+    fn = kernel.compile(tuple(sig))._codelibrary.get_cufunc()
+    opt_in_dynamic_shared(fn.handle, fn.device.id, nbytes, kernel_name(kernel))
+
+
+def opt_in_dynamic_shared(handle: Any, device_id: int, nbytes: int, what: str) -> None:
+    """Set a loaded kernel's (a CUkernel handle's) limit of dynamic shared memory on device ``device_id`` to
+    ``nbytes``, through the driver; a RuntimeError naming the driver's error if it refuses. numba kernels
+    (allow_dynamic_shared) and the CUDA C twins (util.cuda_c) both come here."""
     from cuda.bindings import driver
 
-    fn = kernel.compile(tuple(sig))._codelibrary.get_cufunc()
     (err,) = driver.cuKernelSetAttribute(
-        driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes, fn.handle, driver.CUdevice(fn.device.id))
-    if int(err) != 0:
-        raise RuntimeError(f"could not allow {kernel_name(kernel)} {nbytes} bytes of dynamic shared memory: {err}")
+        driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes, handle,
+        driver.CUdevice(device_id))
+    if err != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(err)
+        raise RuntimeError(f"allowing {what} {nbytes} bytes of dynamic shared memory (cuKernelSetAttribute) failed: "
+                           f"{name.decode() if isinstance(name, bytes) else name}")

@@ -26,7 +26,7 @@ from cuda.core import Device, LaunchConfig, ObjectCode, Program, ProgramOptions,
 from cuda.core import __version__ as cuda_core_version
 from cuda.core import launch as core_launch
 
-from .backend import SIMULATED, cuda
+from .backend import SIMULATED, cuda, opt_in_dynamic_shared
 from .launch import Launch, check_grid, check_nblocks_fn, check_nthreads
 from .verify import Problem
 
@@ -290,15 +290,13 @@ class CudaC:
         """Opt the kernel in to ``shmem`` bytes of dynamic shared memory (needed above 48 KB).
 
         cuda.core's KernelAttributes are read-only (0.3..1.2), so this sets the attribute on the kernel's
-        driver handle through cuda.bindings (Kernel.handle since cuda.core 0.6, Kernel._handle before).
+        driver handle (Kernel.handle since cuda.core 0.6, Kernel._handle before) with util.backend's
+        opt_in_dynamic_shared.
         """
         limit = loaded.device.properties.max_shared_memory_per_block_optin
         if shmem > limit:
             raise ValueError(f"shmem={shmem} bytes is more dynamic shared memory than a block can have on "
                              f"{loaded.device.name} ({limit} bytes)")
         handle = loaded.kernel.handle if hasattr(loaded.kernel, "handle") else loaded.kernel._handle
-        (result,) = driver.cuKernelSetAttribute(
-            driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shmem, handle,
-            driver.CUdevice(loaded.device.device_id))
-        _check(result, f"allowing {self.name} {shmem} bytes of dynamic shared memory (cuKernelSetAttribute)")
+        opt_in_dynamic_shared(handle, loaded.device.device_id, shmem, self.name)
         loaded.shmem_allowed = shmem
