@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .backend import SIMULATED, cuda
-from numba import float32, int64, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
+from numba import float32, int64, uint32, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
 from .memory import cdiv
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -408,16 +408,21 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
 @cuda.jit
 def splitk_sum(ws, c, mn, splits):
     """c[i] = ws[0 * mn + i] + ws[1 * mn + i] + ... in that order, for every i < mn (a grid-stride loop). Unsigned
-    indices that walk by mn (no negative-index select, one add a load): 1.5-3x faster than ``ws[z * mn + i]``."""
+    indices that walk by mn (no negative-index select, one add a load): 1.5-3x faster than ``ws[z * mn + i]``;
+    a 32-bit slice counter (``range(1, splits)`` over int64 kept ~5 integer instructions a load for its
+    overflow-safe trip count, and NVVM unrolled it 4 times where the C twin's loop is unrolled 16)."""
     i = uint64(cuda.grid(1))
     stride = uint64(cuda.gridsize(1))
     umn = uint64(mn)
+    nz = uint32(splits)
     while i < umn:
         j = i
         s = ws[j]
-        for _ in range(1, splits):
+        z = uint32(1)
+        while z < nz:
             j += umn
             s += ws[j]
+            z += uint32(1)
         c[i] = s
         i += stride
 
