@@ -14,9 +14,13 @@ For one pass of a kernel's hot loop (util.sass.HotLoop) it counts what each reso
   returns; the loads issued after that wait form the next *generation*. A pass costs its number of generations
   times the latency of one round trip, the same for all warps, which run side by side.
 
-The largest of these times binds. Rates are the architecture's (machine ``Machine``); the round-trip latency is
-measured on the GPU (``Machine.round_trip``). The model ignores what two resources near their limit do to each
-other (queueing), so where two are close it predicts too little: compare with the measured time.
+The largest of these times binds (``times``, ``binding``): a lower bound on the kernel's time, since it ignores
+what the resources do to each other. ``predict`` adds that: each scheduler's warps cycle through the resources as
+customers of a closed queueing network (the issue slots, ALU, IMAD and fp64 pipes of their scheduler and their
+quarter of the SM's L1 load pipe as queues, the load round trips as a pure delay), solved exactly by mean value
+analysis (``mva``), so that two resources near their limit, or a resource near its limit while warps wait on
+loads, each lengthen the pass. Rates are the architecture's (``Machine``); the round trip of a load generation is
+the one figure measured on the GPU (``calibrate_round_trip`` on a kernel whose loop is one generation).
 """
 
 from __future__ import annotations
@@ -121,3 +125,68 @@ def binding(resource_times: dict[str, float]) -> tuple[str, float]:
     """The resource that takes longest, and its time: the model's prediction."""
     name = max(resource_times, key=resource_times.get)
     return name, resource_times[name]
+
+
+def mva(demands: Sequence[float], delay: float, customers: int) -> tuple[float, list[float]]:
+    """Exact mean value analysis of a closed network of single-server queues with service ``demands`` (cycles a
+    customer needs of each per cycle of its own: here per loop pass) and a pure ``delay``, with ``customers``
+    circulating. Returns (cycles a customer takes per pass, each queue's utilization)."""
+    if customers < 1 or delay < 0 or any(d < 0 for d in demands):
+        raise ValueError(f"need customers >= 1 and non-negative demands and delay, got {customers}, {demands}, {delay}")
+    queue = [0.0] * len(demands)
+    throughput = 0.0
+    for n in range(1, customers + 1):
+        residence = [d * (1.0 + q) for d, q in zip(demands, queue)]
+        throughput = n / (delay + sum(residence))
+        queue = [throughput * r for r in residence]
+    return customers / throughput, [throughput * d for d in demands]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """``predict``'s answer: the kernel's seconds, the resource that binds (the largest of ``times``), and each
+    queue's utilization under the predicted load (1.0: busy every cycle)."""
+
+    seconds: float
+    binds: str
+    utilization: dict[str, float]
+
+
+def _queues(cost: LoopCost, machine: Machine) -> dict[str, float]:
+    """Cycles of each queue per pass of one warp, as one scheduler's warps see them."""
+    return {"issue": cost.issue / machine.issue_per_smsp, "int ALU": cost.alu / machine.alu_per_smsp,
+            "IMAD": cost.imad / machine.imad_per_smsp, "fp64": cost.fp64 / machine.fp64_per_smsp,
+            # the SM's L1 load pipe, shared by its schedulers: a quarter of it for each of four
+            "L1 load pipe": cost.loads * machine.smsp_per_sm / machine.wavefronts_per_sm}
+
+
+def predict(cost: LoopCost, machine: Machine, passes_per_warp: float, waves: float) -> Prediction:
+    """The kernel's time by mean value analysis of one scheduler's warps (``machine.warps_per_sm /
+    smsp_per_sm`` customers) over its queues, with ``cost.generations`` round trips of delay a pass."""
+    queues = _queues(cost, machine)
+    cycles, util = mva(list(queues.values()), cost.generations * machine.round_trip,
+                       machine.warps_per_sm // machine.smsp_per_sm)
+    binds, _ = binding(times(cost, machine, passes_per_warp, waves))
+    return Prediction(waves * passes_per_warp * cycles / machine.clock_hz, binds, dict(zip(queues, util)))
+
+
+def calibrate_round_trip(cost: LoopCost, machine: Machine, passes_per_warp: float, waves: float,
+                         seconds: float) -> float:
+    """The round trip (cycles) for which ``predict`` gives the measured ``seconds`` for this kernel (bisection;
+    the predicted time grows with the round trip). Use a kernel with load generations, ideally one a pass."""
+    if cost.generations < 1:
+        raise ValueError("the reference kernel's loop must wait on at least one load generation a pass")
+    if predict(cost, machine.with_(round_trip=0.0), passes_per_warp, waves).seconds > seconds:
+        raise ValueError(f"the queues alone predict more than the measured {seconds} s: nothing left for latency")
+    lo, hi = 0.0, 1.0
+    while predict(cost, machine.with_(round_trip=hi), passes_per_warp, waves).seconds < seconds:
+        hi *= 2.0
+        if hi > 1e9:
+            raise ValueError(f"no round trip of under 1e9 cycles makes this kernel take {seconds} s")
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if predict(cost, machine.with_(round_trip=mid), passes_per_warp, waves).seconds < seconds:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
