@@ -138,8 +138,9 @@ def _time_events(p: Problem, launch: Launch) -> float:
     return cuda.event_elapsed_time(start, end) / 1e3
 
 
-HOLD_S = 3e-3  # how long the hold kernel keeps the GPU busy while the host enqueues a timed launch
-HOLD_TRIES = 3  # a launch the host took too long to enqueue is timed again (after a fresh poison and flush)
+HOLD_S = 3e-3  # how long the hold kernel first keeps the GPU busy while the host enqueues a timed launch
+HOLD_TRIES = 4  # a launch the host took too long to enqueue is timed again (after a fresh poison and flush)...
+HOLD_MAX_S = 0.1  # ...with the GPU held longer each time (at least twice the host's time), up to this
 
 
 @lru_cache(maxsize=1)
@@ -158,25 +159,28 @@ def _hold_kernel():
 def _time_events_held(p: Problem, launch: Launch, flush: bool) -> float:
     """Events around the launch, with the GPU kept busy (a sleeping kernel, as nvbench's blocking kernel) while
     the host enqueues them: the interval is GPU time only, without the host's launch overhead. A launch whose
-    enqueueing took more than half the hold (a garbage collection, say) is poisoned, flushed and timed again."""
+    enqueueing took more than half the hold (a garbage collection, a busy host) is poisoned, flushed and timed
+    again behind a longer hold (four times the host's time, at least twice the last hold)."""
+    hold = HOLD_S
     for attempt in range(HOLD_TRIES):
         if attempt:
             p.poison()
             if flush:
                 _flush_l2()
         start, end = cuda.event(timing=True), cuda.event(timing=True)
-        _hold_kernel()[1, 1](int(HOLD_S * 1e9))
+        _hold_kernel()[1, 1](int(hold * 1e9))
         t0 = time.perf_counter()
         start.record()
         launch(p)
         end.record()
         host = time.perf_counter() - t0
         end.synchronize()
-        if host <= HOLD_S / 2:
+        if host <= hold / 2:
             return cuda.event_elapsed_time(start, end) / 1e3
-    raise RuntimeError(f"enqueuing the launch took {host * 1e6:.0f} us on the host {HOLD_TRIES} times, too close "
-                       f"to the hold of {HOLD_S * 1e6:.0f} us to be sure the GPU never waited: raise "
-                       "util.timing.HOLD_S")
+        used, hold = hold, min(max(2 * hold, 4 * host), HOLD_MAX_S)
+    raise RuntimeError(f"enqueuing the launch took {host * 1e6:.0f} us on the host {HOLD_TRIES} times, the last time "
+                       f"behind a hold of {used * 1e6:.0f} us: too long to be sure the GPU never waited; time it "
+                       f"without hide_launch, or find what keeps the host busy")
 
 
 def _time_wall(p: Problem, launch: Launch) -> float:
