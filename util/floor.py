@@ -14,8 +14,8 @@ For one pass of a kernel's hot loop (util.sass.HotLoop) it counts what each reso
   returns; the loads issued after that wait form the next *generation*. A pass costs its number of generations
   times the latency of one round trip, the same for all warps, which run side by side.
 
-The largest of these times binds (``times``, ``binding``): a lower bound on the kernel's time, since it ignores
-what the resources do to each other. ``predict`` adds that: each scheduler's warps cycle through the resources as
+The largest of these times binds (``times``, ``binding``): the floor, the kernel's time if no resource made
+another wait. ``predict`` adds that: each scheduler's warps cycle through the resources as
 customers of a closed queueing network (the issue slots, ALU, IMAD and fp64 pipes of their scheduler and their
 quarter of the SM's L1 load pipe as queues, the load round trips as a pure delay), solved exactly by mean value
 analysis (``mva``), so that two resources near their limit, or a resource near its limit while warps wait on
