@@ -49,7 +49,7 @@ def test_bad_input_is_refused():
         mva([-1.0], 1.0, 4)
 
 
-def test_prediction_lies_between_the_floor_and_the_sum_of_the_resources():
+def test_prediction_is_at_least_the_floor_and_names_its_binding_resource():
     cost = LoopCost(issue=73, alu=2, imad=17, fp64=0, loads=32, generations=3)
     p = predict(cost, H200_LIKE, passes_per_warp=256, waves=62.0)
     bound = times(cost, H200_LIKE, 256, 62.0)

@@ -122,7 +122,7 @@ def times(cost: LoopCost, machine: Machine, passes_per_warp: float, waves: float
 
 
 def binding(resource_times: dict[str, float]) -> tuple[str, float]:
-    """The resource that takes longest, and its time: the model's prediction."""
+    """The resource that takes longest, and its time: the floor (``predict`` adds the queueing)."""
     name = max(resource_times, key=resource_times.get)
     return name, resource_times[name]
 

@@ -140,7 +140,7 @@ def _time_events(p: Problem, launch: Launch) -> float:
 
 HOLD_S = 3e-3  # how long the hold kernel first keeps the GPU busy while the host enqueues a timed launch
 HOLD_TRIES = 4  # a launch the host took too long to enqueue is timed again (after a fresh poison and flush)...
-HOLD_MAX_S = 0.1  # ...with the GPU held longer each time (at least twice the host's time), up to this
+HOLD_MAX_S = 0.1  # ...behind a longer hold each time (4x the host's time, at least 2x the last), up to this
 
 
 @lru_cache(maxsize=1)
