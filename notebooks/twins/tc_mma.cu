@@ -148,6 +148,7 @@ __device__ __forceinline__ void cp_async_c(void* smem, const void* gmem, int siz
     else asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(s), "l"(gmem), "r"(nbytes) : "memory");
 }
 
+// tile k0 of B and of A -> stage s, zeros outside the matrices; B's copies first, as the numba kernel issues them
 template <bool VEC, int STAGES, int NTH, bool BF16, typename P = Pipe<STAGES, BF16>>
 __device__ __forceinline__ void stage3(unsigned (*As)[BM][P::AW], unsigned (*Bs)[P::BROWS][P::BW], int s,
                                        const typename P::T* a, const typename P::T* b, int brow, int bcol, int k0,
@@ -156,26 +157,12 @@ __device__ __forceinline__ void stage3(unsigned (*As)[BM][P::AW], unsigned (*Bs)
         #pragma unroll
         for (int i = 0; i < BM * P::KT / 8 / NTH; ++i) {
             const int f = tid + i * NTH, r = f / (P::KT / 8), q = f % (P::KT / 8) * 8;
-            bool in = brow + r < m && k0 + q < k;
-            cp_async_c(&As[s][r][q / 2], a + (in ? (long long)(brow + r) * k + k0 + q : 0), 16, in ? 16 : 0);
-            in = bcol + r < n && k0 + q < k;
+            bool in = bcol + r < n && k0 + q < k;
             cp_async_c(&Bs[s][r][q / 2], b + (in ? (long long)(bcol + r) * k + k0 + q : 0), 16, in ? 16 : 0);
+            in = brow + r < m && k0 + q < k;
+            cp_async_c(&As[s][r][q / 2], a + (in ? (long long)(brow + r) * k + k0 + q : 0), 16, in ? 16 : 0);
         }
         return;
-    }
-    #pragma unroll
-    for (int i = 0; i < BM * BK3 / 4 / NTH; ++i) {
-        const int f = tid + i * NTH, r = f / (BK3 / 4), q = f % (BK3 / 4) * 4;
-        if (VEC) {
-            const bool in = brow + r < m && k0 + q < k;
-            cp_async_c(&As[s][r][P::sa(r, q)], a + (in ? (long long)(brow + r) * k + k0 + q : 0), 16, in ? 16 : 0);
-        } else {
-            #pragma unroll
-            for (int x = 0; x < 4; ++x) {
-                const bool in = brow + r < m && k0 + q + x < k;
-                cp_async_c(&As[s][r][P::sa(r, q) + x], a + (in ? (long long)(brow + r) * k + k0 + q + x : 0), 4, in ? 4 : 0);
-            }
-        }
     }
     #pragma unroll
     for (int i = 0; i < BK3 * BN / 4 / NTH; ++i) {
@@ -188,6 +175,20 @@ __device__ __forceinline__ void stage3(unsigned (*As)[BM][P::AW], unsigned (*Bs)
             for (int x = 0; x < 4; ++x) {
                 const bool in = k0 + r < k && bcol + q + x < n;
                 cp_async_c(&Bs[s][r][P::sb(r, q) + x], b + (in ? (long long)(k0 + r) * n + bcol + q + x : 0), 4, in ? 4 : 0);
+            }
+        }
+    }
+    #pragma unroll
+    for (int i = 0; i < BM * BK3 / 4 / NTH; ++i) {
+        const int f = tid + i * NTH, r = f / (BK3 / 4), q = f % (BK3 / 4) * 4;
+        if (VEC) {
+            const bool in = brow + r < m && k0 + q < k;
+            cp_async_c(&As[s][r][P::sa(r, q)], a + (in ? (long long)(brow + r) * k + k0 + q : 0), 16, in ? 16 : 0);
+        } else {
+            #pragma unroll
+            for (int x = 0; x < 4; ++x) {
+                const bool in = brow + r < m && k0 + q + x < k;
+                cp_async_c(&As[s][r][P::sa(r, q) + x], a + (in ? (long long)(brow + r) * k + k0 + q + x : 0), 4, in ? 4 : 0);
             }
         }
     }
