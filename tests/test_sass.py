@@ -79,6 +79,19 @@ def test_numba_and_cuda_c_twin_compile_and_compare(reports):
         assert f"{loop.ffma} FFMA" in str(r)
 
 
+def test_bank_pairs_counts_same_bank_sources_not_read_from_the_reuse_cache():
+    from util.sass import HotLoop, Instruction
+
+    texts = ["FFMA R1, R2, R4, R6",           # three sources in bank 0: 2
+             "FFMA R1, R2.reuse, R4, R7",     # R2 from the reuse cache; R4, R7 in banks 0, 1: 0
+             "@P0 FFMA R8, R3, R5, R8",       # R3, R5 in bank 1: 1
+             "FFMA R9, R3, 2, R10",           # an immediate: R3, R10 in banks 1, 0: 0
+             "LDS.128 R4, [R2+0x10]"]         # not an FFMA
+    loop = HotLoop(0, 64, [Instruction(16 * i, t.split()[1] if t.startswith("@") else t.split()[0], t)
+                           for i, t in enumerate(texts)])
+    assert loop.bank_pairs == 3
+
+
 def test_side_by_side_table(reports):
     table = side_by_side(reports)
     rows = {row["kernel"]: row for row in table.rows()}

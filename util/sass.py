@@ -165,6 +165,23 @@ class HotLoop:
                     break
         return sum(gaps) / len(gaps) if gaps else float("nan")
 
+    @property
+    def bank_pairs(self) -> int:
+        """A static proxy for register bank conflicts: over the loop's FFMAs, the source operands that share a
+        register bank with another source of the same FFMA, in a model of two banks (register number mod 2),
+        leaving out operands read from the operand reuse cache (``.reuse``); ``FFMA R1, R2, R4, R6`` counts 2
+        (three sources in bank 0: two beyond the first), ``FFMA R1, R2.reuse, R4, R7`` 0. A model, not the
+        hardware's documented rule: util.sgemm picks its FMA order by it, and docs/notes.md has how it tracked
+        the measured dispatch stalls and times."""
+        total = 0
+        for ins in self.instructions:
+            if ins.opcode != "FFMA":
+                continue
+            srcs = re.findall(r"(?<![\w.])R(\d+)(\.reuse)?", ins.text.split(ins.opcode, 1)[1])[1:]
+            banks = [int(r) % 2 for r, reuse in srcs if not reuse]
+            total += len(banks) - len(set(banks))
+        return total
+
     def __str__(self) -> str:
         mix = ", ".join(f"{cat} {n}" for cat, n in self.mix.most_common())
         return (f"loop {self.start:#06x}-{self.end:#06x}: {self.size} instructions, {self.ffma} FFMA "

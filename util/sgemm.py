@@ -13,6 +13,10 @@ This kernel keeps step 15's hot loop and changes what happens around it:
   aligned), 4-byte loads otherwise: four compiled variants, picked per call.
 - **split-K**: when m * n has too few tiles to fill the GPU, blockIdx.z splits K into slices; each writes its
   partial C into a workspace and a second kernel adds the slices in a fixed order (deterministic).
+- **the order of the FMAs**: a k-step's FM x FN FMAs can be written in several orders (``FFMA_ORDERS``); the order
+  decides how ptxas assigns registers, and so how often an FFMA's source operands meet in one register bank
+  (``util.sass.HotLoop.bank_pairs`` counts them). Each compiled variant takes the order recorded for it by a timed
+  search (``scripts/sgemm_ffma_order.py``: every order verified and timed on the GPU, the fastest kept).
 
 The strategy (tile, split, variant) comes from ``plan``: a documented cost rule (waves of blocks times the K
 tiles each block walks, plus the workspace traffic), not a table of shapes.
@@ -77,10 +81,52 @@ class Tile:
 
 TILE = Tile()
 # 64 x 128 in 4 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), 3 blocks an SM (up to 168 registers): twice
-# the blocks of TILE on small outputs, half the wasted rows when m <= 64, and 4% more FMA/s on large squares
-# (H200, scripts/sgemm_tile_rates.py; docs/notes.md)
-SMALL_TILE = Tile(BM=64, MINB=3, speed=1.04)
+# the blocks of TILE on small outputs and half the wasted rows when m <= 64, at 2% fewer FMA/s on large squares
+# (H200, scripts/sgemm_tile_rates.py, with each tile's recorded FMA order; docs/notes.md)
+SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978)
 TILES = (TILE, SMALL_TILE)  # what plan() chooses from, in order of preference on a tie
+
+
+def variant_name(va: bool, vb: bool, wide: bool) -> str:
+    """A compiled variant's name: which operands take 16-byte loads, and the offset width."""
+    loads = {(True, True): "vec A,B", (True, False): "vec A", (False, True): "vec B", (False, False): "scalar"}
+    return loads[(bool(va), bool(vb))] + (", 64-bit" if wide else "")
+
+
+# The orders a k-step's FMAs acc[i, j] += fa[i] * fb[j] can be written in: "row" (i = 0, 1, ..., each row's j left
+# to right), "col" (j outer, i inner), "snake" (rows, every odd row right to left), "colsnake" (columns, every odd
+# column bottom to top). The same FMAs and the same sums (each acc[i, j] still adds its k-steps in order); only
+# the instruction order changes, and with it how ptxas assigns registers. On the H200 the recorded orders ran the
+# 128 x 128 tile 4-7% faster than "row" (ncu: 0.25 cycles of dispatch stall an instruction instead of 0.65;
+# docs/notes.md).
+FFMA_ORDERS = ("row", "col", "snake", "colsnake")
+FFMA_ORDER_FILE = Path(__file__).with_name("sgemm_ffma_order.json")
+
+
+@lru_cache(maxsize=None)
+def _recorded_orders() -> dict[str, str]:
+    import json
+
+    return json.loads(FFMA_ORDER_FILE.read_text())["orders"]
+
+
+def ffma_order_key(compiler: str, tile: "Tile", va: bool, vb: bool, wide: bool) -> str:
+    return f"{compiler} {tile.name} x{tile.MINB} {variant_name(va, vb, wide)}"
+
+
+def ffma_order(compiler: str, tile: "Tile", va: bool, vb: bool, wide: bool) -> str:
+    """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it)."""
+    key = ffma_order_key(compiler, tile, va, vb, wide)
+    order = _recorded_orders().get(key)
+    if order not in FFMA_ORDERS:
+        raise KeyError(f"no FMA order recorded for {key!r} in {FFMA_ORDER_FILE.name}: run "
+                       f"`python scripts/sgemm_ffma_order.py --write` on a GPU machine")
+    return order
+
+
+def _check_order(order: str) -> None:
+    if order not in FFMA_ORDERS:
+        raise ValueError(f"order must be one of {FFMA_ORDERS}, got {order!r}")
 
 
 @dataclass(frozen=True)
@@ -106,8 +152,7 @@ class Plan:
     @property
     def variant(self) -> str:
         """The compiled variant's name: which operands take 16-byte loads, and the offset width."""
-        loads = {(True, True): "vec A,B", (True, False): "vec A", (False, True): "vec B", (False, False): "scalar"}
-        return loads[(self.va, self.vb)] + (", 64-bit" if self.wide else "")
+        return variant_name(self.va, self.vb, self.wide)
 
     @property
     def workspace_floats(self) -> int:
@@ -199,9 +244,11 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
 # ---- numba ----------------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED):
+def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
+                 order: str | None = None):
     """The numba kernel ``gemm(a, b, out, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
-    ``gridDim.z`` slices of m x n (C itself when there is one).
+    ``gridDim.z`` slices of m x n (C itself when there is one). ``order``: the order of a k-step's FMAs (one of
+    ``FFMA_ORDERS``; default: the one recorded for this variant, ``ffma_order``).
 
     Its shared tiles are 16-byte aligned (without that, ptxas does not always prove a fragment's 4 floats
     aligned and reads them one by one: LDS instead of LDS.128). numba's simulator takes no alignment:
@@ -225,6 +272,10 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     # (measured slower there, docs/notes.md)
     SPREAD_B = not VB and B4 == 1
     ALIGN = None if simulator else 16
+    order = ffma_order("numba", tile, va, vb, wide) if order is None else order
+    _check_order(order)
+    COLS, SNAKE = order in ("col", "colsnake"), order in ("snake", "colsnake")
+    NO, NI = (FN, FM) if COLS else (FM, FN)  # the outer and inner loop of the FMAs
 
     @cuda.jit(device=True)
     def kstep(acc, fa, fb, AsT, Bs, buf, kk, am, bn):
@@ -235,8 +286,11 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         for ni in range(WNI):
             for j in range(TN):
                 fb[ni * TN + j] = Bs[buf, kk, bn + ni * SN + j]
-        for i in range(FM):
-            for j in range(FN):
+        for o in range(NO):  # in the order `order` (FFMA_ORDERS): constants once the loops are unrolled
+            for q in range(NI):
+                r = NI - 1 - q if SNAKE and o % 2 == 1 else q
+                i = r if COLS else o
+                j = o if COLS else r
                 acc[i, j] += fa[i] * fb[j]
 
     @cuda.jit(device=True)
@@ -509,14 +563,14 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 
 
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
-          wide: bool | None = None, tile: Tile | None = None) -> Plan:
+          wide: bool | None = None, tile: Tile | None = None, order: str | None = None) -> Plan:
     """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
-    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (tests,
-    studies).
+    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan, ``order``
+    the recorded order of the FMAs (tests, studies).
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""
-    call = _cached(a, b, c, compiler, splits, wide, tile)
+    call = _cached(a, b, c, compiler, splits, wide, tile, order)
     call()
     return call.plan
 
@@ -525,22 +579,25 @@ class Prepared:
     """One checked, planned C = A @ B, ready to launch again and again: ``g = prepare(a, b, c); g()``."""
 
     def __init__(self, a: Any, b: Any, c: Any, compiler: str = "numba", splits: int | None = None,
-                 wide: bool | None = None, tile: Tile | None = None) -> None:
+                 wide: bool | None = None, tile: Tile | None = None, order: str | None = None) -> None:
         if compiler not in ("numba", "cuda_c"):
             raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
+        if order is not None:
+            _check_order(order)
         if compiler == "cuda_c" and SIMULATED:
             raise RuntimeError("the C twin needs a GPU (the simulator runs numba kernels only)")
         m, n, k, a, b, c = check_operands(a, b, c)
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile,
                              aligned=(_aligned16(a), _aligned16(b)))
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
+        self.order = ffma_order(compiler, p.tile, p.va, p.vb, p.wide) if order is None else order
         if compiler == "numba":
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
-            self._main = numba_kernel(p.va, p.vb, p.wide, p.tile)[p.grid, p.tile.NT]
+            self._main = numba_kernel(p.va, p.vb, p.wide, p.tile, order=self.order)[p.grid, p.tile.NT]
             self._sum = (splitk_sum[_sum_blocks(m * n), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
-            twin = c_twin(p.va, p.vb, p.wide, p.tile)
+            twin = c_twin(p.va, p.vb, p.wide, p.tile, self.order)
             self._args = (a, b, ws if ws is not None else c, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
@@ -556,9 +613,9 @@ class Prepared:
 
 
 def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
-            wide: bool | None = None, tile: Tile | None = None) -> Prepared:
+            wide: bool | None = None, tile: Tile | None = None, order: str | None = None) -> Prepared:
     """Check and plan C = A @ B once; the returned object launches it (``g()``), as often as wanted."""
-    return Prepared(a, b, c, compiler, splits, wide, tile)
+    return Prepared(a, b, c, compiler, splits, wide, tile, order)
 
 
 _CACHE: dict[tuple, tuple[tuple, Prepared]] = {}
@@ -572,22 +629,22 @@ def clear_cache() -> None:
 
 
 def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None,
-            tile: Tile | None) -> Prepared:
+            tile: Tile | None, order: str | None) -> Prepared:
     """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
     alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call. The
     last ``_CACHE_SIZE`` entries hold their arrays (so an id cannot be reused while its entry lives): their memory
     stays allocated until ``clear_cache()`` or until newer calls push them out."""
     if SIMULATED:
-        return Prepared(a, b, c, compiler, splits, wide, tile)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order)
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
     if not all(type(x) is DeviceNDArray for x in (a, b, c)):
-        return Prepared(a, b, c, compiler, splits, wide, tile)
-    key = (id(a), id(b), id(c), compiler, splits, wide, tile)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order)
+    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order)
     hit = _CACHE.get(key)
     if hit is not None:  # the entry holds a, b and c, so these ids are still theirs
         return hit[1]
-    call = Prepared(a, b, c, compiler, splits, wide, tile)
+    call = Prepared(a, b, c, compiler, splits, wide, tile, order)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = ((a, b, c), call)
@@ -595,11 +652,17 @@ def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: boo
 
 
 @lru_cache(maxsize=None)
-def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE):
-    """The C twin of ``numba_kernel(va, vb, wide, tile)``: util/sgemm_any_shape.cu with those macros."""
+def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None):
+    """The C twin of ``numba_kernel(va, vb, wide, tile)``: util/sgemm_any_shape.cu with those macros. ``order``:
+    as for numba_kernel; by default the order recorded for the twin's variant by the same search, run on the
+    twin's own machine code."""
     from .cuda_c import CudaC
 
-    options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}"]
+    order = ffma_order("cuda_c", tile, va, vb, wide) if order is None else order
+    _check_order(order)
+    options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}",
+                               f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
+                               f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}"]
     return CudaC.from_file(TWIN_SOURCE, "gemm_c", options=options)
 
 

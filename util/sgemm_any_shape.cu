@@ -1,7 +1,8 @@
 // CUDA C twin of util/sgemm.py's numba kernel: SGEMM on any shape, the same algorithm in C.
 // Step 15's hot loop (sgemm_ladder.ipynb) for every block: edge rows of A and columns of B clamped (their results
 // are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice.
-// Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB; VA / VB: 16-byte loads of A / B; WIDE: 64-bit offsets.
+// Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB; VA / VB: 16-byte loads of A / B; WIDE: 64-bit offsets;
+// FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS).
 #ifdef BM
 #define WARPS_N (BN / WN)
 #define NT (32 * (BM / WM) * WARPS_N)
@@ -34,9 +35,13 @@ __device__ __forceinline__ void ktile(float (&acc)[FM][FN], const TileA& AsT, co
             #pragma unroll
             for (int j = 0; j < TN; ++j) fb[ni * TN + j] = Bs[buf][kk][bn + ni * SN + j];
         #pragma unroll
-        for (int i = 0; i < FM; ++i)
+        for (int o = 0; o < (FFMA_COLS ? FN : FM); ++o)  // in the order FFMA_COLS / FFMA_SNAKE name (util.sgemm)
             #pragma unroll
-            for (int j = 0; j < FN; ++j) acc[i][j] += fa[i] * fb[j];
+            for (int q = 0; q < (FFMA_COLS ? FM : FN); ++q) {
+                const int r = FFMA_SNAKE && o % 2 == 1 ? (FFMA_COLS ? FM : FN) - 1 - q : q;
+                const int i = FFMA_COLS ? r : o, j = FFMA_COLS ? o : r;
+                acc[i][j] += fa[i] * fb[j];
+            }
     }
 }
 

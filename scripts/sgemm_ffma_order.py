@@ -1,0 +1,91 @@
+"""The recorded search behind util.sgemm's FMA order: for each compiled variant (compiler, tile, load variant,
+offset width), the kernel with each order of ``util.sgemm.FFMA_ORDERS``, verified and timed in one interleaved run
+(shuffled, L2 flushed, launch overhead hidden, one slice, the tile forced) on a shape that takes that variant; the
+fastest median is recorded in util/sgemm_ffma_order.json, with every order's time.
+
+    python scripts/sgemm_ffma_order.py [--runs 7] [--tiles 128x128 64x128]   (GPU machine) print the table and
+                                                                             compare it with the record
+    python scripts/sgemm_ffma_order.py --write                               record it (other tiles' entries kept)
+
+Timed rather than chosen by a static count: the same-bank source pairs of the hot loop
+(``util.sass.HotLoop.bank_pairs``) separate row by row from the other orders, but not the other orders from each
+other (docs/notes.md). Run it again after a change to the kernels, the tiles or the compilers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+# a shape for each load variant: (va, vb) -> (m, n, k); k % 4 and n % 4 decide the loads, several waves of blocks
+SHAPES = {(True, True): (4096, 4096, 2048), (True, False): (4096, 4095, 2048), (False, True): (4096, 4096, 2047),
+          (False, False): (4095, 4095, 2047)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--write", action="store_true", help="record the choices in util/sgemm_ffma_order.json")
+    ap.add_argument("--tiles", nargs="+", help="the tiles to search (names as 128x128; default: all of TILES)")
+    args = ap.parse_args()
+
+    import util
+    from util import sgemm as S
+    from util.bench import Registry
+
+    if util.SIMULATED:
+        raise SystemExit("needs a GPU: the search times each order (the simulator's wall time says nothing)")
+    print("device:", util.device_name())
+    print(util.versions_line())
+
+    tiles = [t for t in S.TILES if args.tiles is None or t.name in args.tiles]
+    if not tiles:
+        raise SystemExit(f"no tile of util.sgemm.TILES is named {args.tiles}: {[t.name for t in S.TILES]}")
+    chosen, times = {}, {}
+    t0 = time.perf_counter()
+    for tile in tiles:
+        for wide in (False, True):
+            for (va, vb), shape in SHAPES.items():
+                reg = Registry()
+                for compiler in ("numba", "cuda_c"):
+                    for order in S.FFMA_ORDERS:
+                        reg.numba(f"{compiler} {order}", S.numba_kernel(True, True, False, simulator=False), tile.NT,
+                                  lambda mn, nt: 1, flat=True, sig=S.numba_sig(),
+                                  launch=lambda p, c=compiler, o=order, t=tile, w=wide: S.sgemm(
+                                      p.a, p.b, p.c, compiler=c, order=o, tile=t, splits=1, wide=w))
+                tab = reg.run(*shape, runs=args.runs, shuffle=True, hide_launch=True, verbose=False)
+                wrong = [r.name for r in tab.results if not r.correct]
+                if wrong:
+                    raise SystemExit(f"{shape}: wrong results from {wrong}: fix the kernel before recording")
+                assert S.plan(*shape, tile=tile, splits=1, wide=wide).variant == S.variant_name(va, vb, wide)
+                for compiler in ("numba", "cuda_c"):
+                    key = S.ffma_order_key(compiler, tile, va, vb, wide)
+                    times[key] = {o: round(tab[f"{compiler} {o}"].median * 1e6, 1) for o in S.FFMA_ORDERS}
+                    chosen[key] = min(S.FFMA_ORDERS, key=lambda o: times[key][o])
+                    best = times[key][chosen[key]]
+                    print(f"[{time.perf_counter() - t0:5.0f} s] {key:38s} {'x'.join(map(str, shape))}: " +
+                          "  ".join(f"{o} {times[key][o] / best:.3f}" for o in S.FFMA_ORDERS)
+                          + f"  -> {chosen[key]}", flush=True)
+    old = json.loads(S.FFMA_ORDER_FILE.read_text()) if S.FFMA_ORDER_FILE.exists() else {}
+    recorded = old.get("orders", {})
+    differ = sorted(k for k in chosen if recorded.get(k) != chosen[k])
+    print(f"{S.FFMA_ORDER_FILE.name}: " + ("no orders recorded yet" if not recorded else
+                                             f"differs on {len(differ)}: {', '.join(differ)}" if differ else
+                                             "matches this search"))
+    if args.write:
+        S.FFMA_ORDER_FILE.write_text(json.dumps({
+            "about": "util.sgemm's FMA order per compiled variant: the fastest in one interleaved, verified run "
+                     "on a shape that takes the variant (scripts/sgemm_ffma_order.py); median_us: each order's time",
+            "device": util.device_name(),
+            "versions": util.versions_line(),
+            "command": "python scripts/sgemm_ffma_order.py --write",
+            "shapes": {S.variant_name(va, vb, False): list(s) for (va, vb), s in SHAPES.items()},
+            "orders": dict(sorted({**recorded, **chosen}.items())),
+            "median_us": dict(sorted({**old.get("median_us", {}), **times}.items())),
+        }, indent=1) + "\n")
+        print("written:", S.FFMA_ORDER_FILE)
+
+
+if __name__ == "__main__":
+    main()
