@@ -171,8 +171,8 @@ class HotLoop:
         register bank with another source of the same FFMA, in a model of two banks (register number mod 2),
         leaving out operands read from the operand reuse cache (``.reuse``); ``FFMA R1, R2, R4, R6`` counts 2
         (three sources in bank 0: two beyond the first), ``FFMA R1, R2.reuse, R4, R7`` 0. A model, not the
-        hardware's documented rule: util.sgemm picks its FMA order by it, and docs/notes.md has how it tracked
-        the measured dispatch stalls and times."""
+        hardware's documented rule: docs/notes.md has how it tracked the measured dispatch stalls and times of
+        util.sgemm's FMA orders (it tells row by row from the others, not the others apart)."""
         total = 0
         for ins in self.instructions:
             if ins.opcode != "FFMA":

@@ -97,7 +97,7 @@ def variant_name(va: bool, vb: bool, wide: bool) -> str:
 # to right), "col" (j outer, i inner), "snake" (rows, every odd row right to left), "colsnake" (columns, every odd
 # column bottom to top). The same FMAs and the same sums (each acc[i, j] still adds its k-steps in order); only
 # the instruction order changes, and with it how ptxas assigns registers. On the H200 the recorded orders ran the
-# 128 x 128 tile 4-7% faster than "row" (ncu: 0.25 cycles of dispatch stall an instruction instead of 0.65;
+# 128 x 128 tile 4-8% faster than "row" (ncu: 0.25 cycles of dispatch stall an instruction instead of 0.65;
 # docs/notes.md).
 FFMA_ORDERS = ("row", "col", "snake", "colsnake")
 FFMA_ORDER_FILE = Path(__file__).with_name("sgemm_ffma_order.json")
@@ -110,11 +110,11 @@ def _recorded_orders() -> dict[str, str]:
     return json.loads(FFMA_ORDER_FILE.read_text())["orders"]
 
 
-def ffma_order_key(compiler: str, tile: "Tile", va: bool, vb: bool, wide: bool) -> str:
+def ffma_order_key(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool) -> str:
     return f"{compiler} {tile.name} x{tile.MINB} {variant_name(va, vb, wide)}"
 
 
-def ffma_order(compiler: str, tile: "Tile", va: bool, vb: bool, wide: bool) -> str:
+def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool) -> str:
     """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it)."""
     key = ffma_order_key(compiler, tile, va, vb, wide)
     order = _recorded_orders().get(key)
