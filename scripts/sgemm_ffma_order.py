@@ -48,12 +48,8 @@ def main() -> None:
         for wide in (False, True):
             for (va, vb), shape in SHAPES.items():
                 reg = Registry()
-                for compiler in ("numba", "cuda_c"):
-                    for order in S.FFMA_ORDERS:
-                        reg.numba(f"{compiler} {order}", S.numba_kernel(True, True, False, simulator=False), tile.NT,
-                                  lambda mn, nt: 1, flat=True, sig=S.numba_sig(),
-                                  launch=lambda p, c=compiler, o=order, t=tile, w=wide: S.sgemm(
-                                      p.a, p.b, p.c, compiler=c, order=o, tile=t, splits=1, wide=w))
+                for order in S.FFMA_ORDERS:
+                    S.register(reg, f"numba {order}", f"cuda_c {order}", order=order, tile=tile, splits=1, wide=wide)
                 tab = reg.run(*shape, runs=args.runs, shuffle=True, hide_launch=True, verbose=False)
                 wrong = [r.name for r in tab.results if not r.correct]
                 if wrong:

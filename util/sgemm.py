@@ -97,8 +97,8 @@ def variant_name(va: bool, vb: bool, wide: bool) -> str:
 # to right), "col" (j outer, i inner), "snake" (rows, every odd row right to left), "colsnake" (columns, every odd
 # column bottom to top). The same FMAs and the same sums (each acc[i, j] still adds its k-steps in order); only
 # the instruction order changes, and with it how ptxas assigns registers. On the H200 the recorded orders ran the
-# 128 x 128 tile 4-8% faster than "row" (ncu: 0.25 cycles of dispatch stall an instruction instead of 0.65;
-# docs/notes.md).
+# 128 x 128 tile 4-8% faster than "row" (ncu at 4096^3: "snake" stalled 0.25 cycles an instruction on dispatch
+# where "row" stalled 0.65; docs/notes.md).
 FFMA_ORDERS = ("row", "col", "snake", "colsnake")
 FFMA_ORDER_FILE = Path(__file__).with_name("sgemm_ffma_order.json")
 
@@ -582,22 +582,19 @@ class Prepared:
                  wide: bool | None = None, tile: Tile | None = None, order: str | None = None) -> None:
         if compiler not in ("numba", "cuda_c"):
             raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
-        if order is not None:
-            _check_order(order)
         if compiler == "cuda_c" and SIMULATED:
             raise RuntimeError("the C twin needs a GPU (the simulator runs numba kernels only)")
         m, n, k, a, b, c = check_operands(a, b, c)
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile,
                              aligned=(_aligned16(a), _aligned16(b)))
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
-        self.order = ffma_order(compiler, p.tile, p.va, p.vb, p.wide) if order is None else order
         if compiler == "numba":
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
-            self._main = numba_kernel(p.va, p.vb, p.wide, p.tile, order=self.order)[p.grid, p.tile.NT]
+            self._main = numba_kernel(p.va, p.vb, p.wide, p.tile, order=order)[p.grid, p.tile.NT]
             self._sum = (splitk_sum[_sum_blocks(m * n), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
-            twin = c_twin(p.va, p.vb, p.wide, p.tile, self.order)
+            twin = c_twin(p.va, p.vb, p.wide, p.tile, order)
             self._args = (a, b, ws if ws is not None else c, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
