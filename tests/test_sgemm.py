@@ -32,6 +32,7 @@ def run(shape, seed=0, **options):
     ((130, 132, 24), {"tile": S.TILE}),               # 16-byte loads of A and B, edge blocks clamped
     ((67, 129, 17), {"tile": S.SMALL_TILE}),          # scalar loads, a K tail, 64 x 128 tiles
     ((5, 8, 40), {"splits": 5}),                      # split-K: five slices of one tile each, then the sum
+    ((128, 128, 16), {"splits": 2}),                  # split-K on enough elements for the sum's 16-byte loads
     ((33, 4, 44), {"splits": 2, "wide": True}),       # split-K with 64-bit offsets (64 x 128 tiles)
     ((9, 8, 26), {"tile": S.TILE, "wide": True}),     # vector loads of B only over whole k-tiles, 64-bit, 128 x 128
     ((20, 7, 36), {"tile": S.SMALL_TILE, "splits": 3}),  # 64 x 128 tiles split, vector loads of A only
@@ -104,6 +105,14 @@ def test_bad_input_is_refused_and_nothing_is_written():
         with pytest.raises(error, match=words):
             call()
         assert np.isnan(p.c.copy_to_host()).all(), f"{words}: the output was written"
+
+
+def test_the_sum_takes_four_floats_a_thread_only_where_it_can_and_they_fill_the_gpu():
+    assert S.sum_vec(1024 * 1024, True, sms=132)
+    assert not S.sum_vec(1024 * 1024 + 2, True, sms=132)       # m * n not a multiple of 4
+    assert not S.sum_vec(1024 * 1024, False, sms=132)          # C not 16-byte aligned
+    assert not S.sum_vec(256 * 256, True, sms=132)             # 16384 threads: too few for 132 SMs
+    assert S.sum_vec(128 * 128, True, sms=4) and not S.sum_vec(128 * 124 + 4, True, sms=4)
 
 
 def test_plan_refuses_bad_sizes():

@@ -38,6 +38,7 @@ import numpy as np
 
 from .backend import SIMULATED, cuda
 from numba import float32, int64, uint32, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
+from .intrinsics import add_nsw, ldg128_at
 from .memory import cdiv
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -488,11 +489,51 @@ def splitk_sum(ws, c, mn, splits):
         i += stride
 
 
+@cuda.jit
+def splitk_sum4(ws, c, mn, splits):
+    """splitk_sum four floats a thread: a 16-byte load from each slice (mn % 4 == 0 and c 16-byte aligned; the
+    workspace is), the same sums in the same order. Signed indices, as the 16-byte load takes."""
+    i = int64(cuda.grid(1)) * int64(4)
+    stride = int64(cuda.gridsize(1)) * int64(4)
+    nz = uint32(splits)
+    while i < mn:
+        j = i
+        s0, s1, s2, s3 = ldg128_at(ws, j)
+        z = uint32(1)
+        while z < nz:
+            j = add_nsw(j, mn)
+            v0, v1, v2, v3 = ldg128_at(ws, j)
+            s0 += v0
+            s1 += v1
+            s2 += v2
+            s3 += v3
+            z += uint32(1)
+        u = uint64(i)
+        c[u] = s0
+        c[u + uint64(1)] = s1
+        c[u + uint64(2)] = s2
+        c[u + uint64(3)] = s3
+        i = add_nsw(i, stride)
+
+
 SUM_THREADS = 256
+# The sum takes four floats a thread only while that leaves this many threads an SM: each thread walks every slice,
+# one load after another, so with many slices and few threads it waits on latency (H200: at 256 x 256 x 65536, 66
+# slices, four a thread took 8.9 us against 5.0 us for one; at 1024 x 1024 x 512, 3 slices, 4.1 against 5.2 us;
+# docs/notes.md)
+SUM_VEC_THREADS_PER_SM = 1024
 
 
-def _sum_blocks(mn: int) -> int:
-    return min(cdiv(mn, SUM_THREADS), 65535)
+def sum_vec(mn: int, c_aligned16: bool, sms: int | None = None) -> bool:
+    """Whether the split-K sum of an m x n = ``mn`` C takes four floats a thread (``splitk_sum4``): 16-byte loads
+    and stores need mn % 4 == 0 and C 16-byte aligned, and mn / 4 threads must still fill the SMs."""
+    sms = _sms() if sms is None else sms
+    return mn % 4 == 0 and c_aligned16 and mn // 4 >= SUM_VEC_THREADS_PER_SM * sms
+
+
+def _sum_blocks(mn: int, vec: bool) -> int:
+    """Blocks of the split-K sum: a thread per element (per 4 with ``vec``), at most 65535 (a grid-stride loop)."""
+    return min(cdiv(cdiv(mn, 4) if vec else mn, SUM_THREADS), 65535)
 
 
 # ---- the call ------------------------------------------------------------------------------------------------
@@ -588,18 +629,20 @@ class Prepared:
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile,
                              aligned=(_aligned16(a), _aligned16(b)))
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
+        vec = sum_vec(m * n, _aligned16(c))
         if compiler == "numba":
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
             self._main = numba_kernel(p.va, p.vb, p.wide, p.tile, order=order)[p.grid, p.tile.NT]
-            self._sum = (splitk_sum[_sum_blocks(m * n), SUM_THREADS], (ws, cf, m * n, p.splits))
+            total = splitk_sum4 if vec else splitk_sum
+            self._sum = (total[_sum_blocks(m * n, vec), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
             twin = c_twin(p.va, p.vb, p.wide, p.tile, order)
             self._args = (a, b, ws if ws is not None else c, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
-            total = c_splitk_sum()
-            self._sum = (lambda *args: total.call(_sum_blocks(m * n), SUM_THREADS, *args),
+            total = c_splitk_sum(vec)
+            self._sum = (lambda *args: total.call(_sum_blocks(m * n, vec), SUM_THREADS, *args),
                          (ws, c, np.int64(m * n), np.int32(p.splits)))
         self._arrays = (a, b, c)  # keep them alive with the views made of them
 
@@ -664,10 +707,11 @@ def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None 
 
 
 @lru_cache(maxsize=None)
-def c_splitk_sum():
+def c_splitk_sum(vec: bool = False):
+    """The C twin of ``splitk_sum`` (``splitk_sum4`` with ``vec``)."""
     from .cuda_c import CudaC
 
-    return CudaC.from_file(TWIN_SOURCE, "splitk_sum_c")
+    return CudaC.from_file(TWIN_SOURCE, "splitk_sum4_c" if vec else "splitk_sum_c")
 
 
 def numba_sig() -> tuple:
