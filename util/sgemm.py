@@ -160,14 +160,32 @@ class Plan:
         return self.splits * self.m * self.n if self.splits > 1 else 0
 
 
-# The cost rule's constants: one BK-deep tile of a 128 x 128 block, two blocks an SM, at the fp32 peak of an
-# H200-class SM (128 FMA lanes at ~1.98 GHz: 2 * 128 * 128 * 8 FMA / 128 lanes / 1.98e9 = 1.03 us); a block's
-# fixed cost (prologue, epilogue) in tiles; the rate at which the split workspace is written and read back; and
-# the cost of the second launch.
-TILE_SECONDS = 1.03e-6
-BLOCK_OVERHEAD_TILES = 2.0
-WORKSPACE_BYTES_PER_S = 3.0e12
-SECOND_LAUNCH_S = 3e-6
+@dataclass(frozen=True)
+class CostModel:
+    """plan()'s cost rule. ``tile_seconds``: one BK-deep tile of a 128 x 128 block, two blocks an SM, at the fp32
+    peak of an H200-class SM (128 FMA lanes at ~1.98 GHz: 2 * 128 * 128 * 8 FMA / 128 lanes / 1.98e9 = 1.03 us);
+    ``block_overhead_tiles``: a block's fixed cost (prologue, epilogue) in tiles; ``workspace_bytes_per_s``: the
+    rate at which split slices are written and read back; ``second_launch_s``: the cost of the sum's launch. The
+    last three are fitted (``scripts/sgemm_rule_fit.py``, on a grid) to the times of every choice on 48 random
+    shapes recorded in util/sgemm_rule_fit.json (H200); the fit puts both fixed costs at zero, the grid's lower
+    edge."""
+
+    tile_seconds: float = 1.03e-6
+    block_overhead_tiles: float = 0.0
+    workspace_bytes_per_s: float = 1.5e12
+    second_launch_s: float = 0.0
+
+    def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int) -> float:
+        """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs."""
+        step = self.tile_seconds * (t.BM * t.BN * t.MINB) / (128 * 128 * 2) / t.speed
+        waves = cdiv(cdiv(m, t.BM) * cdiv(n, t.BN) * s, sms * t.MINB)
+        est = waves * (cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step
+        if s > 1:
+            est += (2 * s + 1) * m * n * 4 / self.workspace_bytes_per_s + self.second_launch_s
+        return est
+
+
+COST = CostModel()
 MAX_SPLITS = 256
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y, which holds the row tiles
 
@@ -178,17 +196,23 @@ def _sms() -> int:
     return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
 
 
+def slice_counts(k: int, t: Tile) -> list[int]:
+    """The numbers of slices of K that leave none empty with tile t: s = ceil(ktiles / per) for some per."""
+    ktiles = cdiv(k, t.BK)
+    return sorted({cdiv(ktiles, cdiv(ktiles, s)) for s in range(1, min(MAX_SPLITS, ktiles) + 1)})
+
+
 @lru_cache(maxsize=4096)
 def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
          aligned: tuple[bool, bool] = (True, True), wide: bool | None = None, tile: Tile | None = None) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
-    tiles), the estimated time is ``waves * (k-tiles per slice + BLOCK_OVERHEAD_TILES) * step`` with ``waves =
-    ceil(blocks / (sms * MINB))`` and ``step`` the time an SM takes for one k-tile of all the blocks it holds
-    (``TILE_SECONDS`` for 2 blocks of 128 x 128, in proportion to the FMAs for others, divided by the tile's
-    measured ``speed``), plus for s > 1 the workspace traffic
-    ((2s + 1) * m * n * 4 bytes) and a second launch; the cheapest wins (on a tie the larger tile, then fewer
+    tiles), the estimated time (``COST.estimate``) is ``waves * (k-tiles per slice + block_overhead_tiles) *
+    step`` with ``waves = ceil(blocks / (sms * MINB))`` and ``step`` the time an SM takes for one k-tile of all
+    the blocks it holds (``tile_seconds`` for 2 blocks of 128 x 128, in proportion to the FMAs for others, divided
+    by the tile's measured ``speed``), plus for s > 1 the workspace traffic ((2s + 1) * m * n * 4 bytes at
+    ``workspace_bytes_per_s``) and the sum's launch; the cheapest wins (on a tie the larger tile, then fewer
     slices). ``tile`` and ``splits`` force a choice (checked, never clamped).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
@@ -201,19 +225,6 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     m, n, k = int(m), int(n), int(k)
     sms = _sms() if sms is None else sms
 
-    def cost(t: Tile, s: int) -> float:
-        step = TILE_SECONDS * (t.BM * t.BN * t.MINB) / (128 * 128 * 2) / t.speed
-        waves = cdiv(cdiv(m, t.BM) * cdiv(n, t.BN) * s, sms * t.MINB)
-        est = waves * (cdiv(cdiv(k, t.BK), s) + BLOCK_OVERHEAD_TILES) * step
-        if s > 1:
-            est += (2 * s + 1) * m * n * 4 / WORKSPACE_BYTES_PER_S + SECOND_LAUNCH_S
-        return est
-
-    def slice_counts(t: Tile) -> list[int]:
-        """The numbers of slices that leave none empty: s = ceil(ktiles / per) for some per."""
-        ktiles = cdiv(k, t.BK)
-        return sorted({cdiv(ktiles, cdiv(ktiles, s)) for s in range(1, min(MAX_SPLITS, ktiles) + 1)})
-
     tiles = tuple(t for t in (TILES if tile is None else (tile,)) if cdiv(m, t.BM) <= MAX_GRID_Y)
     if not tiles:
         rows = tile.BM if tile else max(t.BM for t in TILES)
@@ -225,14 +236,14 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= most:
             raise ValueError(f"splits must be an int in 1..{most} (the number of {tiles[0].BK}-deep k-tiles, "
                              f"at most MAX_SPLITS = {MAX_SPLITS}), got {splits!r}")
-        if splits not in slice_counts(tiles[0]):
+        if splits not in slice_counts(k, tiles[0]):
             raise ValueError(f"splits={splits} would leave a slice empty: {ktiles} k-tiles in slices of "
                              f"{cdiv(ktiles, splits)} make {cdiv(ktiles, cdiv(ktiles, splits))}")
-    options = [(cost(t, s), i, s, t) for i, t in enumerate(tiles)
-               for s in ([splits] if splits is not None else slice_counts(t))]
+    options = [(COST.estimate(m, n, k, t, s, sms), i, s, t) for i, t in enumerate(tiles)
+               for s in ([splits] if splits is not None else slice_counts(k, t))]
     est, _, splits, tile = min(options, key=lambda o: o[:3])
     why = (f"{tile.name} tiles, {splits} slice(s): est. {est * 1e6:.0f} us on {sms} SMs "
-           f"(one slice of {TILES[0].name}: {cost(TILES[0], 1) * 1e6:.0f} us)")
+           f"(one slice of {TILES[0].name}: {COST.estimate(m, n, k, TILES[0], 1, sms) * 1e6:.0f} us)")
     kslice = cdiv(cdiv(k, tile.BK), splits) * tile.BK
     # the largest offset formed: the walking offsets end one tile past A (BK) and B (BK rows of n), the workspace
     big = max(m * k + tile.BK, (k + tile.BK) * n, splits * m * n if splits > 1 else 0)

@@ -1,0 +1,155 @@
+"""The recorded search behind util.sgemm's cost rule: on a seeded set of random shapes, the numba SGEMM forced to each
+tile and to a ladder of slice counts, verified and timed in one interleaved run per shape (shuffled, L2 flushed,
+launch overhead hidden); then the rule's three fitted constants (``util.sgemm.CostModel``: a block's fixed cost,
+the workspace rate, the sum's launch) chosen on a grid to lose the least against the fastest timed choice.
+
+    python scripts/sgemm_rule_fit.py --measure [--runs 5]   (GPU machine) time the choices, write
+                                                             util/sgemm_rule_fit.json
+    python scripts/sgemm_rule_fit.py                        (anywhere) fit the constants to the record, and print
+                                                             how the rule loses with them and with util.sgemm.COST
+
+The loss of a rule on a shape is time(its choice) / time(the fastest timed choice), the choice taken among the timed
+ones. The shapes are random (log-uniform sizes), not the notebook's study, which stays a test of the rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import random
+import time
+from pathlib import Path
+
+SEED, COUNT = 16, 48
+LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+GRID = {  # the fitted constants' candidates
+    "block_overhead_tiles": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0),
+    "workspace_bytes_per_s": (0.75e12, 1e12, 1.5e12, 2e12, 3e12, 4e12, 6e12),
+    "second_launch_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6, 8e-6, 12e-6, 16e-6),
+}
+RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
+
+
+def shapes() -> list[tuple[int, int, int]]:
+    """COUNT random shapes: m and n log-uniform in 64..8192, k in 128..16384, at most 2^33 multiply-adds."""
+    rng = random.Random(SEED)
+    out = []
+    while len(out) < COUNT:
+        m, n, k = (int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(7, 14)))
+        if m * n * k <= 2**33:
+            out.append((m, n, k))
+    return out
+
+
+def options(S, m: int, n: int, k: int, sms: int) -> list[tuple[str, int]]:
+    """(tile name, slices) to time: for each tile, the valid slice counts nearest the ladder, up to four full
+    waves of blocks (and one slice always)."""
+    out = []
+    for t in S.TILES:
+        valid = S.slice_counts(k, t)
+        tiles = math.ceil(m / t.BM) * math.ceil(n / t.BN)
+        picks = {min(valid, key=lambda v: abs(v - s)) for s in LADDER}
+        out += [(t.name, s) for s in sorted(picks) if s == 1 or tiles * s <= 4 * sms * t.MINB]
+    return out
+
+
+def measure(runs: int) -> None:
+    import util
+    from util import sgemm as S
+    from util.bench import Registry
+
+    if util.SIMULATED:
+        raise SystemExit("needs a GPU: the fit is to timed choices (the simulator's wall time says nothing)")
+    sms = S._sms()
+    tiles = {t.name: t for t in S.TILES}
+    kern = S.numba_kernel(True, True, False, simulator=False)  # for the registry's static analysis only
+    record, t0 = [], time.perf_counter()
+    for i, (m, n, k) in enumerate(shapes()):
+        reg = Registry()
+        opts = options(S, m, n, k, sms)
+        for name, s in opts:
+            reg.numba(f"{name} s={s}", kern, 256, lambda mn, nt: 1, flat=True, sig=S.numba_sig(),
+                      launch=lambda p, t=tiles[name], s=s: S.sgemm(p.a, p.b, p.c, tile=t, splits=s))
+        reg.cublas()
+        tab = reg.run(m, n, k, runs=runs, shuffle=True, hide_launch=True, verbose=False)
+        wrong = [r.name for r in tab.results if not r.correct]
+        if wrong:
+            raise SystemExit(f"{m}x{n}x{k}: wrong results from {wrong}: fix the kernel before recording")
+        us = {f"{name} s={s}": round(tab[f"{name} s={s}"].median * 1e6, 2) for name, s in opts}
+        best = min(us, key=us.get)
+        record.append({"shape": [m, n, k], "cublas_us": round(tab[tab.baseline].median * 1e6, 2), "us": us})
+        print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{COUNT} {m}x{n}x{k}: {len(us)} choices, fastest {best} "
+              f"{us[best]:.1f} us ({100 * record[-1]['cublas_us'] / us[best]:.0f}% of cuBLAS)", flush=True)
+    RECORD.write_text(json.dumps({
+        "about": "util.sgemm's forced choices (tile, slices) timed on random shapes (scripts/sgemm_rule_fit.py); "
+                 "us: each choice's median in one interleaved, verified run",
+        "device": util.device_name(), "sms": sms, "versions": util.versions_line(),
+        "command": "python scripts/sgemm_rule_fit.py --measure", "shapes": record}, indent=1) + "\n")
+    print("written:", RECORD)
+
+
+def losses(S, model, record: list[dict], sms: int) -> list[float]:
+    """Per shape: time(the model's choice among the timed ones) / time(the fastest timed one)."""
+    tiles = {t.name: t for t in S.TILES}
+    out = []
+    for entry in record:
+        m, n, k = entry["shape"]
+        us = entry["us"]
+        choices = [(key, tiles[key.split(" s=")[0]], int(key.split(" s=")[1])) for key in us]
+        pick = min(choices, key=lambda c: (model.estimate(m, n, k, c[1], c[2], sms), S.TILES.index(c[1]), c[2]))
+        out.append(us[pick[0]] / min(us.values()))
+    return out
+
+
+def score(ls: list[float]) -> float:
+    """The geometric-mean loss."""
+    return math.exp(sum(math.log(x) for x in ls) / len(ls))
+
+
+def fit(S, record: list[dict], sms: int):
+    """The CostModel (S.COST's tile_seconds; the rest from GRID) with the least geometric-mean loss; on a tie, the
+    first in GRID's order."""
+    from dataclasses import replace
+
+    best = None
+    for values in itertools.product(*GRID.values()):
+        model = replace(S.COST, **dict(zip(GRID, values)))
+        s = score(losses(S, model, record, sms))
+        if best is None or s < best[0] - 1e-12:
+            best = (s, model)
+    return best[1]
+
+
+def report(label: str, ls: list[float]) -> str:
+    return (f"{label}: geomean loss {score(ls):.3f}, worst {max(ls):.3f}, within 3% on "
+            f"{sum(x <= 1.03 for x in ls)} of {len(ls)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--measure", action="store_true", help="time the choices on a GPU and write the record")
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    if args.measure:
+        measure(args.runs)
+    import util  # noqa: F401
+    from util import sgemm as S
+
+    data = json.loads(RECORD.read_text())
+    record, sms = data["shapes"], data["sms"]
+    fitted = fit(S, record, sms)
+    print(f"record: {len(record)} shapes, {data['device']}, {sms} SMs")
+    print("fitted:", {name: getattr(fitted, name) for name in GRID})
+    print("util.sgemm.COST:", {name: getattr(S.COST, name) for name in GRID})
+    print(report("fitted", losses(S, fitted, record, sms)))
+    print(report("util.sgemm.COST", losses(S, S.COST, record, sms)))
+    halves = (record[0::2], record[1::2])
+    for i, (train, test) in enumerate((halves, halves[::-1])):
+        held = fit(S, train, sms)
+        print(report(f"fitted on half {i + 1}, tested on the other", losses(S, held, test, sms)))
+
+
+if __name__ == "__main__":
+    main()
