@@ -12,7 +12,8 @@ This kernel keeps step 15's hot loop and changes what happens around it:
 - **alignment variants**: 16-byte loads of A when k % 4 == 0 and of B when n % 4 == 0 (and the arrays are 16-byte
   aligned), 4-byte loads otherwise: four compiled variants, picked per call.
 - **split-K**: when m * n has too few tiles to fill the GPU, blockIdx.z splits K into slices; each writes its
-  partial C into a workspace and a second kernel adds the slices in a fixed order (deterministic).
+  partial C into a workspace and a second kernel adds the slices in a fixed order (deterministic), four floats a
+  thread where m * n and C's alignment allow and enough threads remain.
 - **the order of the FMAs**: a k-step's FM x FN FMAs can be written in several orders (``FFMA_ORDERS``); the order
   decides how ptxas assigns registers, and so how often an FFMA's source operands meet in one register bank
   (``util.sass.HotLoop.bank_pairs`` counts them). Each compiled variant takes the order recorded for it by a timed
