@@ -64,14 +64,12 @@ def measure(runs: int) -> None:
         raise SystemExit("needs a GPU: the fit is to timed choices (the simulator's wall time says nothing)")
     sms = S._sms()
     tiles = {t.name: t for t in S.TILES}
-    kern = S.numba_kernel(True, True, False, simulator=False)  # for the registry's static analysis only
     record, t0 = [], time.perf_counter()
     for i, (m, n, k) in enumerate(shapes()):
         reg = Registry()
         opts = options(S, m, n, k, sms)
         for name, s in opts:
-            reg.numba(f"{name} s={s}", kern, 256, lambda mn, nt: 1, flat=True, sig=S.numba_sig(),
-                      launch=lambda p, t=tiles[name], s=s: S.sgemm(p.a, p.b, p.c, tile=t, splits=s))
+            S.register(reg, f"{name} s={s}", None, tile=tiles[name], splits=s)  # numba alone
         reg.cublas()
         tab = reg.run(m, n, k, runs=runs, shuffle=True, hide_launch=True, verbose=False)
         wrong = [r.name for r in tab.results if not r.correct]

@@ -530,9 +530,9 @@ def splitk_sum4(ws, c, mn, splits):
 
 SUM_THREADS = 256
 # The sum takes four floats a thread only while that leaves this many threads an SM: each thread walks every slice,
-# one load after another, so with many slices and few threads it waits on latency (H200: at 256 x 256 x 65536, 66
-# slices, four a thread took 8.9 us against 5.0 us for one; at 1024 x 1024 x 512, 3 slices, 4.1 against 5.2 us;
-# docs/notes.md)
+# one load after another, so with many slices and few threads it waits on latency (H200, the C twin's sum: at 256 x
+# 256 x 65536, 66 slices, four a thread took 8.9 us against 5.0 us for one; at 1024 x 1024 x 512, 3 slices, 4.1
+# against 5.2 us; docs/notes.md)
 SUM_VEC_THREADS_PER_SM = 1024
 
 
@@ -641,7 +641,7 @@ class Prepared:
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile,
                              aligned=(_aligned16(a), _aligned16(b)))
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
-        vec = sum_vec(m * n, _aligned16(c))
+        vec = p.splits > 1 and sum_vec(m * n, _aligned16(c))
         if compiler == "numba":
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
@@ -731,10 +731,10 @@ def numba_sig() -> tuple:
     return (float32[::1],) * 3 + (int64,) * 4
 
 
-def register(reg: Any, name: str = "16 any shape", c_name: str = "16 C", **plan_options: Any) -> None:
-    """Add the numba kernel (``sgemm``) and its C twin (``sgemm(compiler="cuda_c")``) to a util.bench.Registry,
-    each launched through ``sgemm`` with ``plan_options`` (``splits=1``: no split-K); their static analysis
-    reads the variant that 16-byte loads both operands."""
+def register(reg: Any, name: str = "16 any shape", c_name: str | None = "16 C", **plan_options: Any) -> None:
+    """Add the numba kernel (``sgemm``) and its C twin (``sgemm(compiler="cuda_c")``; not with ``c_name=None``)
+    to a util.bench.Registry, each launched through ``sgemm`` with ``plan_options`` (``splits=1``: no split-K);
+    their static analysis reads the variant that 16-byte loads both operands."""
     from .bench import INTRINSICS
 
     def numba_launch(p):
@@ -749,5 +749,6 @@ def register(reg: Any, name: str = "16 any shape", c_name: str = "16 C", **plan_
               ffma=TILE.ffma, launch=numba_launch,
               note="step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned; tile and "
                    "split-K by plan()")
-    reg.cuda_c(c_name, c_twin(True, True, False), TILE.NT, unused_grid, twin_of=name, ffma=TILE.ffma,
-               launch=c_launch, note=f"CUDA C twin of {name}: the same plan, the same workspace")
+    if c_name is not None:
+        reg.cuda_c(c_name, c_twin(True, True, False), TILE.NT, unused_grid, twin_of=name, ffma=TILE.ffma,
+                   launch=c_launch, note=f"CUDA C twin of {name}: the same plan, the same workspace")
