@@ -38,6 +38,8 @@ def run(shape, seed=0, **options):
     ((20, 7, 36), {"tile": S.SMALL_TILE, "splits": 3}),  # 64 x 128 tiles split, vector loads of A only
     ((131, 130, 27), {"tile": S.TILE}),               # 128 x 128, scalar A, B spread over threads, K tail, edges
     ((70, 257, 40), {"tile": S.TILE, "wide": True}),  # B spread over threads with 64-bit offsets
+    ((65, 67, 19), {"tile": S.TINY_TILE}),            # 64 x 64 tiles: scalar loads (B spread), edges, a K tail
+    ((66, 132, 48), {"tile": S.TINY_TILE, "splits": 3, "wide": True}),  # 64 x 64 split, vector loads, 64-bit
 ])
 def test_every_strategy_is_correct(shape, options):
     used, check = run(shape, **options)
@@ -148,7 +150,8 @@ def test_plan_refuses_bad_sizes():
     assert S.plan(5_000_000, 64, 64).tile == S.TILE  # the 64-row tile would need too many: the 128-row one
 
 
-@pytest.mark.parametrize("tile, va, vb", [(S.TILE, True, True), (S.SMALL_TILE, False, False)])
+@pytest.mark.parametrize("tile, va, vb", [(S.TILE, True, True), (S.SMALL_TILE, False, False),
+                                          (S.TINY_TILE, True, False)])
 def test_machine_code(tile, va, vb):
     """The hot loop is two whole tiles of FFMA; every fragment read is one LDS.128 (the tiles are 16-byte aligned
     for that); 16-byte global loads exactly where the variant takes them; no float64, no local memory; and the

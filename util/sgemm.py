@@ -86,7 +86,12 @@ TILE = Tile()
 # the blocks of TILE on small outputs and half the wasted rows when m <= 64, at 2% fewer FMA/s on large squares
 # (H200, scripts/sgemm_tile_rates.py, with each tile's recorded FMA order; docs/notes.md)
 SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978)
-TILES = (TILE, SMALL_TILE)  # what plan() chooses from, in order of preference on a tie
+# 64 x 64 in 4 warps of 32 x 32 (a lane's 8 x 4 results), 4 blocks an SM (up to 128 registers): four times the
+# blocks of TILE without splitting K, for outputs of about one wave or less, where a block's latency rather than
+# the SM's FMA rate sets the time (cuBLAS runs a 64 x 64 tile there); its rate on large squares is lower
+# (scripts/sgemm_tile_rates.py; docs/notes.md)
+TINY_TILE = Tile(BM=64, BN=64, WM=32, WN=32, WNI=1, MINB=4, speed=0.818)
+TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
 def variant_name(va: bool, vb: bool, wide: bool) -> str:
@@ -168,13 +173,13 @@ class CostModel:
     ``block_overhead_tiles``: a block's fixed cost (prologue, epilogue) in tiles; ``workspace_bytes_per_s``: the
     rate at which split slices are written and read back; ``second_launch_s``: the cost of the sum's launch. The
     last three are fitted (``scripts/sgemm_rule_fit.py``, on a grid) to the times of every choice on 48 random
-    shapes recorded in util/sgemm_rule_fit.json (H200); the fit puts both fixed costs at zero, the grid's lower
-    edge."""
+    shapes recorded in util/sgemm_rule_fit.json (H200); the fit puts the block's fixed cost at zero, the grid's
+    lower edge."""
 
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
     workspace_bytes_per_s: float = 1.5e12
-    second_launch_s: float = 0.0
+    second_launch_s: float = 2e-6
 
     def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int) -> float:
         """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs."""
