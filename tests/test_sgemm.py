@@ -32,6 +32,7 @@ def run(shape, seed=0, **options):
     ((130, 132, 24), {"tile": S.TILE}),               # 16-byte loads of A and B, edge blocks clamped
     ((67, 129, 17), {"tile": S.SMALL_TILE}),          # scalar loads, a K tail, 64 x 128 tiles
     ((5, 8, 40), {"splits": 5}),                      # split-K: five slices of one tile each, then the sum
+    ((5, 9, 160), {"splits": 20}),                    # 20 slices: the sum's passes of 8 slices, then 3 alone
     ((128, 128, 16), {"splits": 2}),                  # split-K on enough elements for the sum's 16-byte loads
     ((33, 4, 44), {"splits": 2, "wide": True}),       # split-K with 64-bit offsets (64 x 128 tiles)
     ((9, 8, 26), {"tile": S.TILE, "wide": True}),     # vector loads of B only over whole k-tiles, 64-bit, 128 x 128
