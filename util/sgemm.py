@@ -87,9 +87,8 @@ TILE = Tile()
 # (H200, scripts/sgemm_tile_rates.py, with each tile's recorded FMA order; docs/notes.md)
 SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978)
 # 64 x 64 in 4 warps of 32 x 32 (a lane's 8 x 4 results), 4 blocks an SM (up to 128 registers): four times the
-# blocks of TILE without splitting K, for outputs of about one wave or less, where a block's latency rather than
-# the SM's FMA rate sets the time (cuBLAS runs a 64 x 64 tile there); its rate on large squares is lower
-# (scripts/sgemm_tile_rates.py; docs/notes.md)
+# blocks of TILE without splitting K, so that outputs of about one wave or less keep more SMs busy (cuBLAS runs a
+# 64 x 64 tile there); 0.82 of TILE's FMA rate on large squares (H200, scripts/sgemm_tile_rates.py; docs/notes.md)
 TINY_TILE = Tile(BM=64, BN=64, WM=32, WN=32, WNI=1, MINB=4, speed=0.818)
 TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
 
