@@ -39,7 +39,8 @@ def run(shape, seed=0, **options):
     ((20, 7, 36), {"tile": S.SMALL_TILE, "splits": 3}),  # 64 x 128 tiles split, vector loads of A only
     ((131, 130, 27), {"tile": S.TILE}),               # 128 x 128, scalar A, B spread over threads, K tail, edges
     ((70, 257, 40), {"tile": S.TILE, "wide": True}),  # B spread over threads with 64-bit offsets
-    ((65, 67, 19), {"tile": S.TINY_TILE}),            # 64 x 64 tiles: scalar loads (B spread), edges, a K tail
+    ((65, 67, 19), {"tile": S.TINY_TILE}),            # 64 x 64 tiles: scalar loads (A and B spread), edges, a K tail
+    ((67, 70, 29), {"tile": S.TINY_TILE, "splits": 2, "wide": True}),  # 64 x 64, A spread, 64-bit, split, K tails
     ((66, 132, 48), {"tile": S.TINY_TILE, "splits": 3, "wide": True}),  # 64 x 64 split, vector loads, 64-bit
 ])
 def test_every_strategy_is_correct(shape, options):

@@ -62,6 +62,7 @@ class Tile:
     WNI: int = 2
     PAD: int = 4
     MINB: int = 2  # launch_bounds' second argument: blocks per SM the registers must allow
+    SPREAD_A: bool = False  # A's 4-byte loads (k % 4 != 0) spread over consecutive threads, 8 on a row's 8 k
     speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
 
     @property
@@ -78,7 +79,7 @@ class Tile:
         return f"{self.BM}x{self.BN}"
 
     def macros(self) -> list[str]:
-        return [f"-D{n}={getattr(self, n)}" for n in "BM BN BK TM TN WM WN WMI WNI PAD MINB".split()]
+        return [f"-D{n}={int(getattr(self, n))}" for n in "BM BN BK TM TN WM WN WMI WNI PAD MINB SPREAD_A".split()]
 
 
 TILE = Tile()
@@ -88,8 +89,10 @@ TILE = Tile()
 SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978)
 # 64 x 64 in 4 warps of 32 x 32 (a lane's 8 x 4 results), 4 blocks an SM (up to 128 registers): four times the
 # blocks of TILE without splitting K, so that outputs of about one wave or less keep more SMs busy (cuBLAS runs a
-# 64 x 64 tile there); 0.82 of TILE's FMA rate on large squares (H200, scripts/sgemm_tile_rates.py; docs/notes.md)
-TINY_TILE = Tile(BM=64, BN=64, WM=32, WN=32, WNI=1, MINB=4, speed=0.818)
+# 64 x 64 tile there); 0.82 of TILE's FMA rate on large squares (H200, scripts/sgemm_tile_rates.py; docs/notes.md).
+# A's 4-byte loads spread (SPREAD_A): 1-6% faster on 8 of 10 shapes with this tile (2-3% slower on 2), where the
+# larger tiles ran 10-23% slower with it (three more walking offsets in their budgets; H200, docs/notes.md)
+TINY_TILE = Tile(BM=64, BN=64, WM=32, WN=32, WNI=1, MINB=4, SPREAD_A=True, speed=0.818)
 TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
@@ -288,6 +291,10 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     # (the 128 x 128 tile); the 64 x 128 tile's two pieces would take 8 offsets out of its 168 registers
     # (measured slower there, docs/notes.md)
     SPREAD_B = not VB and B4 == 1
+    # A's scalar loads the same way where the tile says so (Tile.SPREAD_A): 8 consecutive threads on a row's 8 k,
+    # a warp's load reading 32 bytes of each of 4 rows, where 4 consecutive floats a thread read 4 bytes of each of
+    # 16 rows per load; one walking offset per element
+    SPREAD_A = tile.SPREAD_A and not VA and A4 == 1
     ALIGN = None if simulator else 16
     order = ffma_order("numba", tile, va, vb, wide) if order is None else order
     _check_order(order)
@@ -324,7 +331,11 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
 
     @cuda.jit(device=True)
     def a_at(t, l, x):
-        """(row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k."""
+        """(row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k, or with SPREAD_A
+        consecutive threads on consecutive k (8 threads a row)."""
+        if SPREAD_A:
+            e = t + (l * 4 + x) * NT
+            return e // BK, e % BK
         return (t + l * NT) // (BK // 4), (t + l * NT) % (BK // 4) * 4 + x
 
     @cuda.jit(device=True)
@@ -354,11 +365,16 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         """A whole tile -> registers from walking offsets, no checks (edge rows and columns were clamped)."""
         for l in range(A4):
             if VA:
-                ra[l, 0], ra[l, 1], ra[l, 2], ra[l, 3] = ldg128_at(a, pa[l])
+                ra[l, 0], ra[l, 1], ra[l, 2], ra[l, 3] = ldg128_at(a, pa[l, 0])
+                pa[l, 0] = add_nsw(pa[l, 0], OFF(BK))
+            elif SPREAD_A:
+                for x in range(4):
+                    ra[l, x] = at(a, pa[l, x])
+                    pa[l, x] = add_nsw(pa[l, x], OFF(BK))
             else:
                 for x in range(4):
-                    ra[l, x] = at(a, add_nsw(pa[l], OFF(x)))
-            pa[l] = add_nsw(pa[l], OFF(BK))
+                    ra[l, x] = at(a, add_nsw(pa[l, 0], OFF(x)))
+                pa[l, 0] = add_nsw(pa[l, 0], OFF(BK))
         for l in range(B4):
             if VB:
                 rb[l, 0], rb[l, 1], rb[l, 2], rb[l, 3] = ldg128_at(b, pb[l, 0])
@@ -384,11 +400,17 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend (rows and columns recomputed
         here, so that nothing of the tail's stays live in the hot loop)."""
         for l in range(A4):
-            r, q = a_at(t, l, 0)
-            kq = k0 + OFF(q)
-            r0 = arow(brow, r, m) * k + kq
-            for x in range(4):
-                ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
+            if SPREAD_A:
+                for x in range(4):
+                    r, q = a_at(t, l, x)
+                    kq = k0 + OFF(q)
+                    ra[l, x] = at(a, arow(brow, r, m) * k + kq) if kq < kend else float32(0.0)
+            else:
+                r, q = a_at(t, l, 0)
+                kq = k0 + OFF(q)
+                r0 = arow(brow, r, m) * k + kq
+                for x in range(4):
+                    ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
         for l in range(B4):
             for x in range(4):
                 r, q = b_at(t, l, 0 if VB else x)
@@ -402,8 +424,9 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         Bs = cuda.shared.array((2, BK, BN), float32, alignment=ALIGN)
         ra = cuda.local.array((A4, 4), float32)
         rb = cuda.local.array((B4, 4), float32)
-        pa = cuda.local.array(A4, OFF)       # walking offsets of this thread's pieces of the next tile (one per
-        pb = cuda.local.array((B4, 4), OFF)  # piece; for B without 16-byte loads, one per element)
+        # walking offsets of this thread's pieces of the next tile: one per piece; spread over threads, one per element
+        pa = cuda.local.array((A4, 4 if SPREAD_A else 1), OFF)
+        pb = cuda.local.array((B4, 4), OFF)
         t = uint32(cuda.threadIdx.x)
         warp = t // 32
         lane = t % 32
@@ -421,8 +444,9 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             for j in range(FN):
                 acc[i, j] = float32(0.0)
         for l in range(A4):
-            r, q = a_at(t, l, 0)
-            pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
+            for x in range(4 if SPREAD_A else 1):
+                r, q = a_at(t, l, x)
+                pa[l, x] = arow(brow, r, mm) * kk + kbeg + OFF(q)
         for l in range(B4):
             for x in range(1 if VB else 4):
                 r, q = b_at(t, l, x)

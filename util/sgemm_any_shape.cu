@@ -1,8 +1,8 @@
 // CUDA C twin of util/sgemm.py's numba kernel: SGEMM on any shape, the same algorithm in C.
 // Step 15's hot loop (sgemm_ladder.ipynb) for every block: edge rows of A and columns of B clamped (their results
 // are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice.
-// Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB; VA / VB: 16-byte loads of A / B; WIDE: 64-bit offsets;
-// FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS).
+// Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB, SPREAD_A (util.sgemm.Tile); VA / VB: 16-byte loads of
+// A / B; WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS).
 #ifdef BM
 #define WARPS_N (BN / WN)
 #define NT (32 * (BM / WM) * WARPS_N)
@@ -45,9 +45,15 @@ __device__ __forceinline__ void ktile(float (&acc)[FM][FN], const TileA& AsT, co
     }
 }
 
-// (row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k
-__device__ __forceinline__ int a_row(int t, int l) { return (t + l * NT) / (BK / 4); }
-__device__ __forceinline__ int a_k(int t, int l, int x) { return (t + l * NT) % (BK / 4) * 4 + x; }
+// (row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k, or where the tile spreads
+// A's 4-byte loads (SPREAD_A) consecutive threads on consecutive k (8 threads a row); as util/sgemm.py
+#define SPREAD_A_LOADS (SPREAD_A && !VA && A4 == 1)
+__device__ __forceinline__ int a_row(int t, int l, int x) {
+    return SPREAD_A_LOADS ? (t + (l * 4 + x) * NT) / BK : (t + l * NT) / (BK / 4);
+}
+__device__ __forceinline__ int a_k(int t, int l, int x) {
+    return SPREAD_A_LOADS ? (t + (l * 4 + x) * NT) % BK : (t + l * NT) % (BK / 4) * 4 + x;
+}
 
 // (k, column) inside the tile of element x of this thread's piece l of B: 4 floats along a row, or with SPREAD_B
 // consecutive threads on consecutive columns (each warp's scalar load reads 128 contiguous bytes); as util/sgemm.py
@@ -64,7 +70,7 @@ __device__ __forceinline__ void stage(TileA& AsT, TileB& Bs, int nxt, const floa
     #pragma unroll
     for (int l = 0; l < A4; ++l)
         #pragma unroll
-        for (int x = 0; x < 4; ++x) AsT[nxt][a_k(t, l, x)][a_row(t, l)] = ra[l][x];
+        for (int x = 0; x < 4; ++x) AsT[nxt][a_k(t, l, x)][a_row(t, l, x)] = ra[l][x];
     #pragma unroll
     for (int l = 0; l < B4; ++l) {
 #if VB
@@ -78,17 +84,23 @@ __device__ __forceinline__ void stage(TileA& AsT, TileB& Bs, int nxt, const floa
 
 // a whole tile -> registers from walking offsets, no checks
 __device__ __forceinline__ void fetch(const float* __restrict__ a, const float* __restrict__ b, float (&ra)[A4][4],
-                                      float (&rb)[B4][4], off_t_ (&pa)[A4], off_t_ (&pb)[B4][4], off_t_ bstep) {
+                                      float (&rb)[B4][4], off_t_ (&pa)[A4][4], off_t_ (&pb)[B4][4], off_t_ bstep) {
     #pragma unroll
     for (int l = 0; l < A4; ++l) {
 #if VA
-        const float4 v = *reinterpret_cast<const float4*>(a + pa[l]);
+        const float4 v = *reinterpret_cast<const float4*>(a + pa[l][0]);
         ra[l][0] = v.x; ra[l][1] = v.y; ra[l][2] = v.z; ra[l][3] = v.w;
+        pa[l][0] += BK;
 #else
-        #pragma unroll
-        for (int x = 0; x < 4; ++x) ra[l][x] = a[pa[l] + x];
+        if (SPREAD_A_LOADS) {
+            #pragma unroll
+            for (int x = 0; x < 4; ++x) { ra[l][x] = a[pa[l][x]]; pa[l][x] += BK; }
+        } else {
+            #pragma unroll
+            for (int x = 0; x < 4; ++x) ra[l][x] = a[pa[l][0] + x];
+            pa[l][0] += BK;
+        }
 #endif
-        pa[l] += BK;
     }
     #pragma unroll
     for (int l = 0; l < B4; ++l) {
@@ -126,7 +138,7 @@ __device__ __forceinline__ void fetch_tail(const float* __restrict__ a, const fl
         #pragma unroll
         for (int x = 0; x < 4; ++x) {
             const off_t_ kq = k0 + a_k(t, l, x);
-            ra[l][x] = kq < kend ? a[arow(brow, a_row(t, l), m) * k + kq] : 0.f;
+            ra[l][x] = kq < kend ? a[arow(brow, a_row(t, l, x), m) * k + kq] : 0.f;
         }
     #pragma unroll
     for (int l = 0; l < B4; ++l)
@@ -151,9 +163,12 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     const off_t_ kbeg = (off_t_)blockIdx.z * kslice, kend = min(kbeg + kslice, (off_t_)k);
     float acc[FM][FN] = {{0.f}};
     float ra[A4][4], rb[B4][4];
-    off_t_ pa[A4], pb[B4][4];  // walking offsets: one per piece; for B without 16-byte loads, one per element
+    off_t_ pa[A4][4], pb[B4][4];  // walking offsets: one per piece; spread over threads, one per element
     #pragma unroll
-    for (int l = 0; l < A4; ++l) pa[l] = arow(brow, a_row(t, l), m) * k + kbeg + a_k(t, l, 0);
+    for (int l = 0; l < A4; ++l)
+        #pragma unroll
+        for (int x = 0; x < (SPREAD_A_LOADS ? 4 : 1); ++x)
+            pa[l][x] = arow(brow, a_row(t, l, x), m) * k + kbeg + a_k(t, l, x);
     #pragma unroll
     for (int l = 0; l < B4; ++l)
         #pragma unroll
