@@ -2,6 +2,7 @@
 anything is written, the plan rule's invariants, and the machine code each variant is for (sm_90 SASS)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -173,3 +174,19 @@ def test_machine_code(tile, va, vb):
     a_pieces, b_pieces = tile.BM * tile.BK // 4 // tile.NT, tile.BK * tile.BN // 4 // tile.NT
     assert ops.get("LDG.E.128.CONSTANT", 0) + ops.get("LDG.E.128", 0) == 2 * (a_pieces * va + b_pieces * vb)
     assert loop.count("f64") == 0 and not any(op.startswith(("LDL", "STL")) for op in ops)
+
+
+@pytest.mark.parametrize("tile", S.TILES)
+def test_spread_loads_of_a(tile):
+    """With 4-byte loads of A (and 16-byte loads of B, so that every 4-byte load is A's), a tile that spreads them
+    (Tile.SPREAD_A) loads each element through its own address register; one that does not, a piece's 4 floats
+    through one register at +0x0, +0x4, +0x8, +0xc."""
+    kernel = S.numba_kernel(False, True, False, tile, simulator=False)
+    loop = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
+                   ffma_per_iteration=tile.ffma).hot_loop
+    loads = [re.search(r"\[(R\d+)\.64(\+0x[0-9a-f]+)?\]", i.text).groups() for i in loop.instructions
+             if i.opcode == "LDG.E"]
+    a_pieces = tile.BM * tile.BK // 4 // tile.NT
+    assert len(loads) == 2 * 4 * a_pieces  # two k-tiles a pass
+    bases = {base for base, _ in loads}
+    assert len(bases) == (4 * a_pieces if tile.SPREAD_A else a_pieces), loads
