@@ -176,6 +176,11 @@ def test_machine_code(tile, va, vb):
     assert loop.count("f64") == 0 and not any(op.startswith(("LDL", "STL")) for op in ops)
 
 
+def test_a_tile_refuses_to_spread_two_pieces_of_a():
+    with pytest.raises(ValueError, match="one 4-float piece of A a thread"):
+        S.Tile(BM=64, BN=64, WM=32, WN=64, SPREAD_A=True)  # 2 warps: two pieces of A a thread
+
+
 @pytest.mark.parametrize("tile", S.TILES)
 def test_spread_loads_of_a(tile):
     """With 4-byte loads of A (and 16-byte loads of B, so that every 4-byte load is A's), a tile that spreads them

@@ -65,6 +65,11 @@ class Tile:
     SPREAD_A: bool = False  # A's 4-byte loads (k % 4 != 0) spread over consecutive threads, 8 on a row's 8 k
     speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
 
+    def __post_init__(self) -> None:
+        if self.SPREAD_A and self.BM * self.BK // 4 != self.NT:
+            raise ValueError(f"SPREAD_A needs one 4-float piece of A a thread: a {self.BM} x {self.BK} tile of A has "
+                             f"{self.BM * self.BK // 4} pieces for {self.NT} threads")
+
     @property
     def NT(self) -> int:
         return 32 * (self.BM // self.WM) * (self.BN // self.WN)
