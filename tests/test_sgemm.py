@@ -171,8 +171,7 @@ def test_machine_code(tile, va, vb):
     assert loop.ffma == 2 * tile.BK * tile.ffma
     lds = sum(n for op, n in ops.items() if op.startswith("LDS"))
     assert lds == ops["LDS.128"] == 2 * tile.BK * (tile.WMI * tile.TM + tile.WNI * tile.TN) // 4
-    a_pieces, b_pieces = tile.BM * tile.BK // 4 // tile.NT, tile.BK * tile.BN // 4 // tile.NT
-    assert ops.get("LDG.E.128.CONSTANT", 0) + ops.get("LDG.E.128", 0) == 2 * (a_pieces * va + b_pieces * vb)
+    assert ops.get("LDG.E.128.CONSTANT", 0) + ops.get("LDG.E.128", 0) == 2 * (tile.A4 * va + tile.B4 * vb)
     assert loop.count("f64") == 0 and not any(op.startswith(("LDL", "STL")) for op in ops)
 
 
@@ -191,7 +190,6 @@ def test_spread_loads_of_a(tile):
                    ffma_per_iteration=tile.ffma).hot_loop
     loads = [re.search(r"\[(R\d+)\.64(\+0x[0-9a-f]+)?\]", i.text).groups() for i in loop.instructions
              if i.opcode == "LDG.E"]
-    a_pieces = tile.BM * tile.BK // 4 // tile.NT
-    assert len(loads) == 2 * 4 * a_pieces  # two k-tiles a pass
+    assert len(loads) == 2 * 4 * tile.A4  # two k-tiles a pass
     bases = {base for base, _ in loads}
-    assert len(bases) == (4 * a_pieces if tile.SPREAD_A else a_pieces), loads
+    assert len(bases) == (4 * tile.A4 if tile.SPREAD_A else tile.A4), loads

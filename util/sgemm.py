@@ -66,13 +66,22 @@ class Tile:
     speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
 
     def __post_init__(self) -> None:
-        if self.SPREAD_A and self.BM * self.BK // 4 != self.NT:
+        if self.SPREAD_A and self.A4 != 1:
             raise ValueError(f"SPREAD_A needs one 4-float piece of A a thread: a {self.BM} x {self.BK} tile of A has "
                              f"{self.BM * self.BK // 4} pieces for {self.NT} threads")
 
     @property
     def NT(self) -> int:
         return 32 * (self.BM // self.WM) * (self.BN // self.WN)
+
+    @property
+    def A4(self) -> int:
+        """4-float pieces of A's tile a thread loads (of B's: ``B4``)."""
+        return self.BM * self.BK // 4 // self.NT
+
+    @property
+    def B4(self) -> int:
+        return self.BK * self.BN // 4 // self.NT
 
     @property
     def ffma(self) -> int:
