@@ -2,7 +2,6 @@
 anything is written, the plan rule's invariants, and the machine code each variant is for (sm_90 SASS)."""
 
 import math
-import re
 
 import numpy as np
 import pytest
@@ -33,16 +32,18 @@ def run(shape, seed=0, **options):
     ((130, 132, 24), {"tile": S.TILE}),               # 16-byte loads of A and B, edge blocks clamped
     ((67, 129, 17), {"tile": S.SMALL_TILE}),          # scalar loads, a K tail, 64 x 128 tiles
     ((5, 8, 40), {"splits": 5}),                      # split-K: five slices of one tile each, then the sum
-    ((5, 9, 160), {"splits": 20}),                    # 20 slices: the sum's passes of 8 slices, then 3 alone
+    ((5, 9, 176), {"splits": 22}),                    # 22 slices: the sum's passes of 8 slices, then 4, then 1 alone
+    ((5, 9, 56), {"splits": 7}),                      # 7 slices: the sum's 4 slices at once, then 2 alone
     ((128, 128, 16), {"splits": 2}),                  # split-K on enough elements for the sum's 16-byte loads
     ((33, 4, 44), {"splits": 2, "wide": True}),       # split-K with 64-bit offsets (64 x 128 tiles)
     ((9, 8, 26), {"tile": S.TILE, "wide": True}),     # vector loads of B only over whole k-tiles, 64-bit, 128 x 128
     ((20, 7, 36), {"tile": S.SMALL_TILE, "splits": 3}),  # 64 x 128 tiles split, vector loads of A only
     ((131, 130, 27), {"tile": S.TILE}),               # 128 x 128, scalar A, B spread over threads, K tail, edges
     ((70, 257, 40), {"tile": S.TILE, "wide": True}),  # B spread over threads with 64-bit offsets
-    ((65, 67, 19), {"tile": S.TINY_TILE}),            # 64 x 64 tiles: scalar loads (A and B spread), edges, a K tail
-    ((67, 70, 29), {"tile": S.TINY_TILE, "splits": 2, "wide": True}),  # 64 x 64, A spread, 64-bit, split, K tails
-    ((66, 132, 48), {"tile": S.TINY_TILE, "splits": 3, "wide": True}),  # 64 x 64 split, vector loads, 64-bit
+    ((65, 67, 19), {"tile": S.TINY_TILE}),            # 64 x 64 sliced K: scalar loads, edges, a K tail in group 0 only
+    ((67, 70, 29), {"tile": S.TINY_TILE, "splits": 2, "wide": True}),  # sliced K, 64-bit, split, K tails
+    ((66, 132, 48), {"tile": S.TINY_TILE, "splits": 3, "wide": True}),  # sliced K split, vector loads, 64-bit
+    ((64, 64, 40), {"tile": S.TINY_TILE}),            # sliced K on one whole block: two whole tiles and a tail
 ])
 def test_every_strategy_is_correct(shape, options):
     used, check = run(shape, **options)
@@ -74,7 +75,7 @@ def test_every_variant_has_a_recorded_ffma_order():
 def test_the_plan_splits_k_when_the_tiles_cannot_fill_the_gpu():
     assert S.plan(4096, 4096, 4096, sms=132).splits == 1            # 1024 tiles on 264 slots
     assert S.plan(256, 256, 65536, sms=132).splits > 8                # 4 tiles and a long K
-    assert S.plan(64, 4096, 4096, sms=132).tile == S.SMALL_TILE       # half of a 128-row tile would be wasted
+    assert S.plan(64, 4096, 4096, sms=132).tile.BM == 64              # half of a 128-row tile would be wasted
     for shape in [(1, 1, 1), (7, 9, 8193), (512, 512, 2048), (1000, 1000, 1000), (5000, 3000, 7000)]:
         p = S.plan(*shape, sms=132)
         ktiles = math.ceil(shape[2] / p.tile.BK)
@@ -148,6 +149,9 @@ def test_plan_refuses_bad_sizes():
         S.plan(8, 8, 40, splits=4)  # 5 k-tiles in slices of 2 make 3
     with pytest.raises(ValueError, match="MAX_SPLITS"):
         S.plan(8, 8, 8000, splits=S.MAX_SPLITS + 1)
+    with pytest.raises(ValueError, match="1..10 "):  # ten 16-deep k-tiles: 20 slices would leave ten empty
+        S.plan(5, 9, 160, splits=20, tile=S.TINY_TILE)
+    assert S.plan(5, 9, 160, splits=20).tile.BK == 8  # so the plan takes an 8-deep tile there
     with pytest.raises(ValueError, match="gridDim.y"):  # more row tiles than a grid holds: a clear error
         S.plan(9_000_000, 64, 64)
     assert S.plan(5_000_000, 64, 64).tile == S.TILE  # the 64-row tile would need too many: the 128-row one
@@ -168,28 +172,18 @@ def test_machine_code(tile, va, vb):
     loop = hot_loop(None)
     assert loop.bank_pairs < hot_loop("row").bank_pairs
     ops = loop.opcodes
-    assert loop.ffma == 2 * tile.BK * tile.ffma
-    lds = sum(n for op, n in ops.items() if op.startswith("LDS"))
-    assert lds == ops["LDS.128"] == 2 * tile.BK * (tile.WMI * tile.TM + tile.WNI * tile.TN) // 4
+    assert loop.ffma == 2 * tile.ksteps * tile.ffma
+    fragments = 2 * tile.ksteps * (tile.WMI * tile.TM + tile.WNI * tile.TN) // 4  # 16-byte fragment reads a pass
+    width = {"LDS.128": 16, "LDS.64": 8, "LDS": 4}
+    assert set(op for op in ops if op.startswith("LDS")) <= set(width)
+    assert sum(n * width.get(op, 0) for op, n in ops.items()) == 16 * fragments  # each fragment read once
+    # every read one LDS.128, except one of numba's sliced-K tile, which ptxas splits into LDS, LDS, LDS.64 at
+    # +0x0, +0x4, +0x8 (the C twin's are all LDS.128)
+    assert ops["LDS.128"] == fragments - (tile.KG > 1)
     assert ops.get("LDG.E.128.CONSTANT", 0) + ops.get("LDG.E.128", 0) == 2 * (tile.A4 * va + tile.B4 * vb)
     assert loop.count("f64") == 0 and not any(op.startswith(("LDL", "STL")) for op in ops)
 
 
-def test_a_tile_refuses_to_spread_two_pieces_of_a():
-    with pytest.raises(ValueError, match="one 4-float piece of A a thread"):
-        S.Tile(BM=64, BN=64, WM=32, WN=64, SPREAD_A=True)  # 2 warps: two pieces of A a thread
-
-
-@pytest.mark.parametrize("tile", S.TILES)
-def test_spread_loads_of_a(tile):
-    """With 4-byte loads of A (and 16-byte loads of B, so that every 4-byte load is A's), a tile that spreads them
-    (Tile.SPREAD_A) loads each element through its own address register; one that does not, a piece's 4 floats
-    through one register at +0x0, +0x4, +0x8, +0xc."""
-    kernel = S.numba_kernel(False, True, False, tile, simulator=False)
-    loop = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
-                   ffma_per_iteration=tile.ffma).hot_loop
-    loads = [re.search(r"\[(R\d+)\.64(\+0x[0-9a-f]+)?\]", i.text).groups() for i in loop.instructions
-             if i.opcode == "LDG.E"]
-    assert len(loads) == 2 * 4 * tile.A4  # two k-tiles a pass
-    bases = {base for base, _ in loads}
-    assert len(bases) == (4 * tile.A4 if tile.SPREAD_A else tile.A4), loads
+def test_a_tile_refuses_k_groups_that_do_not_divide_its_depth():
+    with pytest.raises(ValueError, match="groups of 8 k-steps"):
+        S.Tile(BM=64, BN=64, WM=32, WN=64, KG=2)  # 8-deep tiles: no 8 k-steps for a second group

@@ -49,7 +49,9 @@ INT32_MAX = 2**31 - 1
 @dataclass(frozen=True)
 class Tile:
     """A BM x BN block tile, BK deep, of NT = 256 threads: 8 warps of WM x WN, a lane computing WMI x WNI blocks
-    of TM x TN results, SM x SN apart (the ladder's step 15b); PAD floats pad the rows of the transposed A tile."""
+    of TM x TN results, SM x SN apart (the ladder's step 15b); PAD floats pad the rows of the transposed A tile.
+    KG > 1 slices each tile's k-steps over KG groups of warps (sliced K): each group computes the whole block over
+    BK / KG of every tile's k-steps, and the groups' sums are added in shared memory at the end."""
 
     BM: int = 128
     BN: int = 128
@@ -62,17 +64,16 @@ class Tile:
     WNI: int = 2
     PAD: int = 4
     MINB: int = 2  # launch_bounds' second argument: blocks per SM the registers must allow
-    SPREAD_A: bool = False  # A's 4-byte loads (k % 4 != 0) spread over consecutive threads, 8 on a row's 8 k
+    KG: int = 1  # groups of warps that share each tile's k-steps, BK / KG each (a multiple of 8)
     speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
 
     def __post_init__(self) -> None:
-        if self.SPREAD_A and self.A4 != 1:
-            raise ValueError(f"SPREAD_A needs one 4-float piece of A a thread: a {self.BM} x {self.BK} tile of A has "
-                             f"{self.BM * self.BK // 4} pieces for {self.NT} threads")
+        if self.KG < 1 or self.BK % (8 * self.KG):
+            raise ValueError(f"BK = {self.BK} must hold KG = {self.KG} groups of 8 k-steps")
 
     @property
     def NT(self) -> int:
-        return 32 * (self.BM // self.WM) * (self.BN // self.WN)
+        return 32 * (self.BM // self.WM) * (self.BN // self.WN) * self.KG
 
     @property
     def A4(self) -> int:
@@ -84,16 +85,21 @@ class Tile:
         return self.BK * self.BN // 4 // self.NT
 
     @property
+    def ksteps(self) -> int:
+        """k-steps a thread does per tile (its group's share of BK)."""
+        return self.BK // self.KG
+
+    @property
     def ffma(self) -> int:
         """FFMA one thread does per k-step."""
         return self.WMI * self.TM * self.WNI * self.TN
 
     @property
     def name(self) -> str:
-        return f"{self.BM}x{self.BN}"
+        return f"{self.BM}x{self.BN}" + (f"/{self.KG}k" if self.KG > 1 else "")
 
     def macros(self) -> list[str]:
-        return [f"-D{n}={int(getattr(self, n))}" for n in "BM BN BK TM TN WM WN WMI WNI PAD MINB SPREAD_A".split()]
+        return [f"-D{n}={int(getattr(self, n))}" for n in "BM BN BK TM TN WM WN WMI WNI PAD MINB KG".split()]
 
 
 TILE = Tile()
@@ -101,12 +107,13 @@ TILE = Tile()
 # the blocks of TILE on small outputs and half the wasted rows when m <= 64, at 2% fewer FMA/s on large squares
 # (H200, scripts/sgemm_tile_rates.py, with each tile's recorded FMA order; docs/notes.md)
 SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978)
-# 64 x 64 in 4 warps of 32 x 32 (a lane's 8 x 4 results), 4 blocks an SM (up to 128 registers): four times the
-# blocks of TILE without splitting K, so that outputs of about one wave or less keep more SMs busy (cuBLAS runs a
-# 64 x 64 tile there); 0.82 of TILE's FMA rate on large squares (H200, scripts/sgemm_tile_rates.py; docs/notes.md).
-# A's 4-byte loads spread (SPREAD_A): 1-6% faster on 8 of 10 shapes with this tile (2-3% slower on 2), where the
-# larger tiles ran 10-23% slower with it (three more walking offsets in their budgets; H200, docs/notes.md)
-TINY_TILE = Tile(BM=64, BN=64, WM=32, WN=32, WNI=1, MINB=4, SPREAD_A=True, speed=0.818)
+# 64 x 64, sliced K: 4 warps in 2 groups of 2 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), each group
+# taking 8 of every 16-deep tile's k-steps, the two sums added in shared memory at the end; 4 blocks an SM (up to
+# 128 registers). Four times the blocks of TILE without splitting K, so that outputs of about one wave or less keep
+# more SMs busy (cuBLAS runs a 64 x 64 tile there). It replaced a 64 x 64 tile of 4 warps of 32 x 32 (a lane's
+# 8 x 4 results, 8-deep tiles), which waited on shared memory (3 fragment reads for 32 FMAs where the 8 x 8 lane
+# reads 4 for 64) and ran at 0.82 of TILE's rate (H200, docs/notes.md)
+TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953)
 TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
@@ -195,11 +202,11 @@ class CostModel:
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
     workspace_bytes_per_s: float = 1.5e12
-    second_launch_s: float = 2e-6
+    second_launch_s: float = 1e-6
 
     def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int) -> float:
         """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs."""
-        step = self.tile_seconds * (t.BM * t.BN * t.MINB) / (128 * 128 * 2) / t.speed
+        step = self.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
         waves = cdiv(cdiv(m, t.BM) * cdiv(n, t.BN) * s, sms * t.MINB)
         est = waves * (cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step
         if s > 1:
@@ -235,7 +242,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     the blocks it holds (``tile_seconds`` for 2 blocks of 128 x 128, in proportion to the FMAs for others, divided
     by the tile's measured ``speed``), plus for s > 1 the workspace traffic ((2s + 1) * m * n * 4 bytes at
     ``workspace_bytes_per_s``) and the sum's launch; the cheapest wins (on a tie the larger tile, then fewer
-    slices). ``tile`` and ``splits`` force a choice (checked, never clamped).
+    slices). ``tile`` and ``splits`` force a choice (checked, never clamped; forced slices go only to tiles
+    they leave none empty).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
     """
@@ -252,15 +260,17 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         rows = tile.BM if tile else max(t.BM for t in TILES)
         raise ValueError(f"m = {m} needs more than {MAX_GRID_Y} row tiles of {rows} rows, the most one launch's "
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
-    if splits is not None:
-        ktiles = cdiv(k, tiles[0].BK)
-        most = min(ktiles, MAX_SPLITS)
+    if splits is not None:  # only the tiles that this many slices leave none empty
+        most = max(min(cdiv(k, t.BK), MAX_SPLITS) for t in tiles)
         if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= most:
-            raise ValueError(f"splits must be an int in 1..{most} (the number of {tiles[0].BK}-deep k-tiles, "
-                             f"at most MAX_SPLITS = {MAX_SPLITS}), got {splits!r}")
-        if splits not in slice_counts(k, tiles[0]):
-            raise ValueError(f"splits={splits} would leave a slice empty: {ktiles} k-tiles in slices of "
-                             f"{cdiv(ktiles, splits)} make {cdiv(ktiles, cdiv(ktiles, splits))}")
+            raise ValueError(f"splits must be an int in 1..{most} (the number of {min(t.BK for t in tiles)}-deep "
+                             f"k-tiles, at most MAX_SPLITS = {MAX_SPLITS}), got {splits!r}")
+        fits = tuple(t for t in tiles if splits in slice_counts(k, t))
+        if not fits:
+            made = "; ".join(f"{t.name}: {cdiv(k, t.BK)} k-tiles in slices of {cdiv(cdiv(k, t.BK), splits)} make "
+                             f"{cdiv(cdiv(k, t.BK), cdiv(cdiv(k, t.BK), splits))}" for t in tiles)
+            raise ValueError(f"splits={splits} would leave a slice empty ({made})")
+        tiles = fits
     options = [(COST.estimate(m, n, k, t, s, sms), i, s, t) for i, t in enumerate(tiles)
                for s in ([splits] if splits is not None else slice_counts(k, t))]
     est, _, splits, tile = min(options, key=lambda o: o[:3])
@@ -294,21 +304,18 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
 
     BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD = (tile.BM, tile.BN, tile.BK, tile.TM, tile.TN, tile.WM, tile.WN,
                                                  tile.WMI, tile.WNI, tile.PAD)
-    NT = tile.NT
-    WARPS_N, LN = BN // WN, WN // (WNI * TN)
+    NT, KG = tile.NT, tile.KG
+    WARPS_N, LN, NTG = BN // WN, WN // (WNI * TN), NT // KG  # NTG: the threads of one group of warps
     SM, SN, FM, FN, BMP = WM // WMI, WN // WNI, WMI * TM, WNI * TN, BM + PAD
     A4, B4 = BM * BK // 4 // NT, BK * BN // 4 // NT
-    assert A4 * 4 * NT == BM * BK and B4 * 4 * NT == BK * BN and BK == 8, "whole 4-float pieces, 8 k-steps a tile"
+    KC = BK // KG // 8  # runs of 8 k-steps a group does per tile
+    assert A4 * 4 * NT == BM * BK and B4 * 4 * NT == BK * BN and KC * 8 * KG == BK, "whole pieces, 8 k-steps a run"
     OFF = int64 if wide else int32  # the type of every element offset
     VA, VB = bool(va), bool(vb)
     # B's scalar loads spread over consecutive threads, one walking offset per element: with one piece a thread
     # (the 128 x 128 tile); the 64 x 128 tile's two pieces would take 8 offsets out of its 168 registers
     # (measured slower there, docs/notes.md)
     SPREAD_B = not VB and B4 == 1
-    # A's scalar loads the same way where the tile says so (Tile.SPREAD_A): 8 consecutive threads on a row's 8 k,
-    # a warp's load reading 32 bytes of each of 4 rows, where 4 consecutive floats a thread read 4 bytes of each of
-    # 16 rows per load; one walking offset per element
-    SPREAD_A = tile.SPREAD_A and not VA and A4 == 1
     ALIGN = None if simulator else 16
     order = ffma_order("numba", tile, va, vb, wide) if order is None else order
     _check_order(order)
@@ -332,24 +339,46 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 acc[i, j] += fa[i] * fb[j]
 
     @cuda.jit(device=True)
-    def ktile(acc, fa, fb, AsT, Bs, buf, am, bn):
-        """All 8 k-steps of the tile in buffer buf, written out: constant shared offsets."""
-        kstep(acc, fa, fb, AsT, Bs, buf, 0, am, bn)
-        kstep(acc, fa, fb, AsT, Bs, buf, 1, am, bn)
-        kstep(acc, fa, fb, AsT, Bs, buf, 2, am, bn)
-        kstep(acc, fa, fb, AsT, Bs, buf, 3, am, bn)
-        kstep(acc, fa, fb, AsT, Bs, buf, 4, am, bn)
-        kstep(acc, fa, fb, AsT, Bs, buf, 5, am, bn)
-        kstep(acc, fa, fb, AsT, Bs, buf, 6, am, bn)
-        kstep(acc, fa, fb, AsT, Bs, buf, 7, am, bn)
+    def ktile(acc, fa, fb, AsT, Bs, buf, k0, am, bn):
+        """This group's k-steps k0, k0 + 1, ... of the tile in buffer buf (all BK of them with one group), 8 at a
+        time written out: constant shared offsets from k0."""
+        for c in range(KC):
+            kstep(acc, fa, fb, AsT, Bs, buf, k0 + c * 8 + 0, am, bn)
+            kstep(acc, fa, fb, AsT, Bs, buf, k0 + c * 8 + 1, am, bn)
+            kstep(acc, fa, fb, AsT, Bs, buf, k0 + c * 8 + 2, am, bn)
+            kstep(acc, fa, fb, AsT, Bs, buf, k0 + c * 8 + 3, am, bn)
+            kstep(acc, fa, fb, AsT, Bs, buf, k0 + c * 8 + 4, am, bn)
+            kstep(acc, fa, fb, AsT, Bs, buf, k0 + c * 8 + 5, am, bn)
+            kstep(acc, fa, fb, AsT, Bs, buf, k0 + c * 8 + 6, am, bn)
+            kstep(acc, fa, fb, AsT, Bs, buf, k0 + c * 8 + 7, am, bn)
+
+    if KG > 1:
+        RED = (KG - 1, FM * FN, NTG)  # the other groups' sums, element-major: conflict-free and coalesced
+
+        @cuda.jit(device=True)
+        def gather(acc, g, tg):
+            """Sliced K: groups 1, 2, ... hand their sums to group 0 through shared memory, which adds them in that
+            order; True for the group that stores the results."""
+            red = cuda.shared.array(RED, float32)
+            if g > 0:
+                for i in range(FM):
+                    for j in range(FN):
+                        red[g - 1, i * FN + j, tg] = acc[i, j]
+            cuda.syncthreads()
+            if g == 0:
+                for h in range(KG - 1):
+                    for i in range(FM):
+                        for j in range(FN):
+                            acc[i, j] += red[h, i * FN + j, tg]
+            return g == 0
+    else:
+        @cuda.jit(device=True)
+        def gather(acc, g, tg):
+            return True
 
     @cuda.jit(device=True)
     def a_at(t, l, x):
-        """(row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k, or with SPREAD_A
-        consecutive threads on consecutive k (8 threads a row)."""
-        if SPREAD_A:
-            e = t + (l * 4 + x) * NT
-            return e // BK, e % BK
+        """(row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k."""
         return (t + l * NT) // (BK // 4), (t + l * NT) % (BK // 4) * 4 + x
 
     @cuda.jit(device=True)
@@ -379,16 +408,11 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         """A whole tile -> registers from walking offsets, no checks (edge rows and columns were clamped)."""
         for l in range(A4):
             if VA:
-                ra[l, 0], ra[l, 1], ra[l, 2], ra[l, 3] = ldg128_at(a, pa[l, 0])
-                pa[l, 0] = add_nsw(pa[l, 0], OFF(BK))
-            elif SPREAD_A:
-                for x in range(4):
-                    ra[l, x] = at(a, pa[l, x])
-                    pa[l, x] = add_nsw(pa[l, x], OFF(BK))
+                ra[l, 0], ra[l, 1], ra[l, 2], ra[l, 3] = ldg128_at(a, pa[l])
             else:
                 for x in range(4):
-                    ra[l, x] = at(a, add_nsw(pa[l, 0], OFF(x)))
-                pa[l, 0] = add_nsw(pa[l, 0], OFF(BK))
+                    ra[l, x] = at(a, add_nsw(pa[l], OFF(x)))
+            pa[l] = add_nsw(pa[l], OFF(BK))
         for l in range(B4):
             if VB:
                 rb[l, 0], rb[l, 1], rb[l, 2], rb[l, 3] = ldg128_at(b, pb[l, 0])
@@ -414,17 +438,11 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend (rows and columns recomputed
         here, so that nothing of the tail's stays live in the hot loop)."""
         for l in range(A4):
-            if SPREAD_A:
-                for x in range(4):
-                    r, q = a_at(t, l, x)
-                    kq = k0 + OFF(q)
-                    ra[l, x] = at(a, arow(brow, r, m) * k + kq) if kq < kend else float32(0.0)
-            else:
-                r, q = a_at(t, l, 0)
-                kq = k0 + OFF(q)
-                r0 = arow(brow, r, m) * k + kq
-                for x in range(4):
-                    ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
+            r, q = a_at(t, l, 0)
+            kq = k0 + OFF(q)
+            r0 = arow(brow, r, m) * k + kq
+            for x in range(4):
+                ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
         for l in range(B4):
             for x in range(4):
                 r, q = b_at(t, l, 0 if VB else x)
@@ -438,14 +456,17 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         Bs = cuda.shared.array((2, BK, BN), float32, alignment=ALIGN)
         ra = cuda.local.array((A4, 4), float32)
         rb = cuda.local.array((B4, 4), float32)
-        # walking offsets of this thread's pieces of the next tile: one per piece; spread over threads, one per element
-        pa = cuda.local.array((A4, 4 if SPREAD_A else 1), OFF)
-        pb = cuda.local.array((B4, 4), OFF)
+        pa = cuda.local.array(A4, OFF)       # walking offsets of this thread's pieces of the next tile (one per
+        pb = cuda.local.array((B4, 4), OFF)  # piece; for B without 16-byte loads, one per element)
         t = uint32(cuda.threadIdx.x)
-        warp = t // 32
-        lane = t % 32
+        # the group of warps (sliced K) and the thread in it; with one group, constants (the code of one-group tiles as before)
+        g = uint32(t // uint32(NTG)) if KG > 1 else uint32(0)
+        tg = uint32(t % uint32(NTG)) if KG > 1 else t
+        warp = tg // 32
+        lane = tg % 32
         am = (warp // WARPS_N) * WM + (lane // LN) * TM
         bn = (warp % WARPS_N) * WN + (lane % LN) * TN
+        k0 = g * (BK // KG)  # the group's first k-step of each tile
         mm, nn, kk = OFF(m), OFF(n), OFF(k)
         brow = OFF(cuda.blockIdx.y) * OFF(BM)
         bcl = OFF(cuda.blockIdx.x) * OFF(BN)
@@ -458,9 +479,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             for j in range(FN):
                 acc[i, j] = float32(0.0)
         for l in range(A4):
-            for x in range(4 if SPREAD_A else 1):
-                r, q = a_at(t, l, x)
-                pa[l, x] = arow(brow, r, mm) * kk + kbeg + OFF(q)
+            r, q = a_at(t, l, 0)
+            pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
         for l in range(B4):
             for x in range(1 if VB else 4):
                 r, q = b_at(t, l, x)
@@ -478,11 +498,11 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         kt = OFF(0)
         while kt < pairs:  # two tiles a pass: both buffer indices are constants
             fetch(a, b, ra, rb, pa, pb, bstep)
-            ktile(acc, fa, fb, AsT, Bs, 0, am, bn)
+            ktile(acc, fa, fb, AsT, Bs, 0, k0, am, bn)
             stage(AsT, Bs, 1, ra, rb, t)
             cuda.syncthreads()
             fetch(a, b, ra, rb, pa, pb, bstep)
-            ktile(acc, fa, fb, AsT, Bs, 1, am, bn)
+            ktile(acc, fa, fb, AsT, Bs, 1, k0, am, bn)
             stage(AsT, Bs, 0, ra, rb, t)
             cuda.syncthreads()
             kt = add_nsw(kt, OFF(1))
@@ -494,7 +514,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 fetch(a, b, ra, rb, pa, pb, bstep)
             elif more:
                 fetch_tail(a, b, ra, rb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, bcl, mm, nn, kk, t)
-            ktile(acc, fa, fb, AsT, Bs, buf, am, bn)
+            ktile(acc, fa, fb, AsT, Bs, buf, k0, am, bn)
             if more:
                 stage(AsT, Bs, buf ^ uint32(1), ra, rb, t)
             cuda.syncthreads()
@@ -504,6 +524,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         # of a constant with the columns left, a row's 8 stores at constant offsets from one index (numba's
         # per-element `row < m and col < n` on 64-bit indices took 612 instructions for the 64 stores where the C
         # twin's took 258; this takes 308, the hot loops unchanged: docs/notes.md)
+        if not gather(acc, g, tg):
+            return
         um, un = uint64(m), uint64(n)
         base = uint64(cuda.blockIdx.z) * um * un
         first = uint64(bcl) + uint64(bn)  # this thread's first column of C
@@ -528,7 +550,8 @@ def splitk_sum(ws, c, mn, splits):
     a 32-bit slice counter (``range(1, splits)`` over int64 kept ~5 integer instructions a load for its
     overflow-safe trip count, and NVVM unrolled it 4 times where the C twin's loop is unrolled 16). Eight slices a
     pass with their loads written first: unrolled as one load after another's add, at most 5 loads were in flight
-    where the twin has 8, and with 43 slices the sum took 1.25x the twin's time (1.03x this way; docs/notes.md)."""
+    where the twin has 8, and with 43 slices the sum took 1.25x the twin's time (1.03x this way; docs/notes.md);
+    then four, as the twin (one by one, 7 slices took 1.13x its time)."""
     i = uint64(cuda.grid(1))
     stride = uint64(cuda.gridsize(1))
     umn = uint64(mn)
@@ -556,6 +579,17 @@ def splitk_sum(ws, c, mn, splits):
             s += v7
             j += uint64(8) * umn
             z += uint32(8)
+        if z + uint32(4) <= nz:  # 4 of the last 7 or fewer the same way (the twin's loop is unrolled by 4 there)
+            v0 = ws[j + umn]
+            v1 = ws[j + uint64(2) * umn]
+            v2 = ws[j + uint64(3) * umn]
+            v3 = ws[j + uint64(4) * umn]
+            s += v0
+            s += v1
+            s += v2
+            s += v3
+            j += uint64(4) * umn
+            z += uint32(4)
         while z < nz:
             j += umn
             s += ws[j]

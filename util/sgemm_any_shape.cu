@@ -1,11 +1,12 @@
 // CUDA C twin of util/sgemm.py's numba kernel: SGEMM on any shape, the same algorithm in C.
 // Step 15's hot loop (sgemm_ladder.ipynb) for every block: edge rows of A and columns of B clamped (their results
 // are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice.
-// Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB, SPREAD_A (util.sgemm.Tile); VA / VB: 16-byte loads of
-// A / B; WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS).
+// Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB, KG (util.sgemm.Tile); VA / VB: 16-byte loads of A / B;
+// WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS).
 #ifdef BM
 #define WARPS_N (BN / WN)
-#define NT (32 * (BM / WM) * WARPS_N)
+#define NTG (32 * (BM / WM) * WARPS_N)  // the threads of one group of warps (sliced K: KG groups)
+#define NT (NTG * KG)
 #define LN (WN / (WNI * TN))
 #define SM (WM / WMI)
 #define SN (WN / WNI)
@@ -21,11 +22,11 @@ typedef int off_t_;
 typedef float TileA[2][BK][BM + PAD];
 typedef float TileB[2][BK][BN];
 
-// all BK k-steps of the tile in buffer buf
-__device__ __forceinline__ void ktile(float (&acc)[FM][FN], const TileA& AsT, const TileB& Bs, int buf, int am, int bn) {
+// this group's BK / KG k-steps k0, k0 + 1, ... of the tile in buffer buf (all BK of them with one group)
+__device__ __forceinline__ void ktile(float (&acc)[FM][FN], const TileA& AsT, const TileB& Bs, int buf, int k0, int am, int bn) {
     float fa[FM], fb[FN];
     #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
+    for (int kk = k0; kk < k0 + BK / KG; ++kk) {
         #pragma unroll
         for (int mi = 0; mi < WMI; ++mi)
             #pragma unroll
@@ -45,15 +46,9 @@ __device__ __forceinline__ void ktile(float (&acc)[FM][FN], const TileA& AsT, co
     }
 }
 
-// (row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k, or where the tile spreads
-// A's 4-byte loads (SPREAD_A) consecutive threads on consecutive k (8 threads a row); as util/sgemm.py
-#define SPREAD_A_LOADS (SPREAD_A && !VA && A4 == 1)
-__device__ __forceinline__ int a_row(int t, int l, int x) {
-    return SPREAD_A_LOADS ? (t + (l * 4 + x) * NT) / BK : (t + l * NT) / (BK / 4);
-}
-__device__ __forceinline__ int a_k(int t, int l, int x) {
-    return SPREAD_A_LOADS ? (t + (l * 4 + x) * NT) % BK : (t + l * NT) % (BK / 4) * 4 + x;
-}
+// (row, k) inside the tile of element x of this thread's piece l of A: 4 floats along k
+__device__ __forceinline__ int a_row(int t, int l) { return (t + l * NT) / (BK / 4); }
+__device__ __forceinline__ int a_k(int t, int l, int x) { return (t + l * NT) % (BK / 4) * 4 + x; }
 
 // (k, column) inside the tile of element x of this thread's piece l of B: 4 floats along a row, or with SPREAD_B
 // consecutive threads on consecutive columns (each warp's scalar load reads 128 contiguous bytes); as util/sgemm.py
@@ -70,7 +65,7 @@ __device__ __forceinline__ void stage(TileA& AsT, TileB& Bs, int nxt, const floa
     #pragma unroll
     for (int l = 0; l < A4; ++l)
         #pragma unroll
-        for (int x = 0; x < 4; ++x) AsT[nxt][a_k(t, l, x)][a_row(t, l, x)] = ra[l][x];
+        for (int x = 0; x < 4; ++x) AsT[nxt][a_k(t, l, x)][a_row(t, l)] = ra[l][x];
     #pragma unroll
     for (int l = 0; l < B4; ++l) {
 #if VB
@@ -84,23 +79,17 @@ __device__ __forceinline__ void stage(TileA& AsT, TileB& Bs, int nxt, const floa
 
 // a whole tile -> registers from walking offsets, no checks
 __device__ __forceinline__ void fetch(const float* __restrict__ a, const float* __restrict__ b, float (&ra)[A4][4],
-                                      float (&rb)[B4][4], off_t_ (&pa)[A4][4], off_t_ (&pb)[B4][4], off_t_ bstep) {
+                                      float (&rb)[B4][4], off_t_ (&pa)[A4], off_t_ (&pb)[B4][4], off_t_ bstep) {
     #pragma unroll
     for (int l = 0; l < A4; ++l) {
 #if VA
-        const float4 v = *reinterpret_cast<const float4*>(a + pa[l][0]);
+        const float4 v = *reinterpret_cast<const float4*>(a + pa[l]);
         ra[l][0] = v.x; ra[l][1] = v.y; ra[l][2] = v.z; ra[l][3] = v.w;
-        pa[l][0] += BK;
 #else
-        if (SPREAD_A_LOADS) {
-            #pragma unroll
-            for (int x = 0; x < 4; ++x) { ra[l][x] = a[pa[l][x]]; pa[l][x] += BK; }
-        } else {
-            #pragma unroll
-            for (int x = 0; x < 4; ++x) ra[l][x] = a[pa[l][0] + x];
-            pa[l][0] += BK;
-        }
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) ra[l][x] = a[pa[l] + x];
 #endif
+        pa[l] += BK;
     }
     #pragma unroll
     for (int l = 0; l < B4; ++l) {
@@ -138,7 +127,7 @@ __device__ __forceinline__ void fetch_tail(const float* __restrict__ a, const fl
         #pragma unroll
         for (int x = 0; x < 4; ++x) {
             const off_t_ kq = k0 + a_k(t, l, x);
-            ra[l][x] = kq < kend ? a[arow(brow, a_row(t, l, x), m) * k + kq] : 0.f;
+            ra[l][x] = kq < kend ? a[arow(brow, a_row(t, l), m) * k + kq] : 0.f;
         }
     #pragma unroll
     for (int l = 0; l < B4; ++l)
@@ -157,18 +146,17 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
                                                               float* __restrict__ out, int m, int n, int k, int kslice) {
     __shared__ __align__(16) TileA AsT;
     __shared__ __align__(16) TileB Bs;
-    const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+    // the group of warps (sliced K) and the thread in it
+    const int t = threadIdx.x, g = KG > 1 ? t / NTG : 0, tg = KG > 1 ? t % NTG : t, warp = tg / 32, lane = tg % 32;
+    const int k0 = g * (BK / KG);  // the group's first k-step of each tile
     const int am = (warp / WARPS_N) * WM + (lane / LN) * TM, bn = (warp % WARPS_N) * WN + (lane % LN) * TN;
     const off_t_ brow = (off_t_)blockIdx.y * BM, bcl = (off_t_)blockIdx.x * BN;
     const off_t_ kbeg = (off_t_)blockIdx.z * kslice, kend = min(kbeg + kslice, (off_t_)k);
     float acc[FM][FN] = {{0.f}};
     float ra[A4][4], rb[B4][4];
-    off_t_ pa[A4][4], pb[B4][4];  // walking offsets: one per piece; spread over threads, one per element
+    off_t_ pa[A4], pb[B4][4];  // walking offsets: one per piece; for B without 16-byte loads, one per element
     #pragma unroll
-    for (int l = 0; l < A4; ++l)
-        #pragma unroll
-        for (int x = 0; x < (SPREAD_A_LOADS ? 4 : 1); ++x)
-            pa[l][x] = arow(brow, a_row(t, l, x), m) * k + kbeg + a_k(t, l, x);
+    for (int l = 0; l < A4; ++l) pa[l] = arow(brow, a_row(t, l), m) * k + kbeg + a_k(t, l, 0);
     #pragma unroll
     for (int l = 0; l < B4; ++l)
         #pragma unroll
@@ -183,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     off_t_ j = 0;  // the tile in buffer buf
     for (; j + 1 < nfull; ++j) {  // one tile a pass, as the ladder's C twin: nvcc keeps both buffers' addresses
         fetch(a, b, ra, rb, pa, pb, bstep);
-        ktile(acc, AsT, Bs, buf, am, bn);
+        ktile(acc, AsT, Bs, buf, k0, am, bn);
         stage(AsT, Bs, 1 - buf, ra, rb, t);
         __syncthreads();
         buf = 1 - buf;
@@ -192,11 +180,29 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
         const bool more = j + 1 < ntiles;
         if (j + 1 < nfull) fetch(a, b, ra, rb, pa, pb, bstep);
         else if (more) fetch_tail(a, b, ra, rb, kbeg + (j + 1) * BK, kend, brow, bcl, m, n, k, t);
-        ktile(acc, AsT, Bs, buf, am, bn);
+        ktile(acc, AsT, Bs, buf, k0, am, bn);
         if (more) stage(AsT, Bs, 1 - buf, ra, rb, t);
         __syncthreads();
         buf = 1 - buf;
     }
+#if KG > 1
+    // groups 1, 2, ... hand their sums to group 0 through shared memory, which adds them in that order and stores
+    __shared__ float red[KG - 1][FM * FN][NTG];  // element-major: conflict-free
+    if (g > 0) {
+        #pragma unroll
+        for (int i = 0; i < FM; ++i)
+            #pragma unroll
+            for (int j = 0; j < FN; ++j) red[g - 1][i * FN + j][tg] = acc[i][j];
+    }
+    __syncthreads();
+    if (g > 0) return;
+    #pragma unroll
+    for (int h = 0; h < KG - 1; ++h)
+        #pragma unroll
+        for (int i = 0; i < FM; ++i)
+            #pragma unroll
+            for (int j = 0; j < FN; ++j) acc[i][j] += red[h][i * FN + j][tg];
+#endif
     const long long base = (long long)blockIdx.z * m * n;
     #pragma unroll
     for (int mi = 0; mi < WMI; ++mi)
