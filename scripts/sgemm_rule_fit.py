@@ -1,7 +1,7 @@
 """The recorded search behind util.sgemm's cost rule: on a seeded set of random shapes, the numba SGEMM forced to each
 tile and to a ladder of slice counts, verified and timed in one interleaved run per shape (shuffled, L2 flushed,
-launch overhead hidden); then the rule's three fitted constants (``util.sgemm.CostModel``: a block's fixed cost,
-the workspace rate, the sum's launch) chosen on a grid to lose the least against the fastest timed choice.
+launch overhead hidden); then the rule's four fitted constants (``util.sgemm.CostModel``: a block's fixed cost,
+the workspace rate, the sum's launch, the operand-panel rate) chosen on a grid to lose the least against the fastest timed choice.
 
     python scripts/sgemm_rule_fit.py --measure [--runs 5]   (GPU machine) time the choices, write
                                                              util/sgemm_rule_fit.json
@@ -22,12 +22,13 @@ import random
 import time
 from pathlib import Path
 
-SEED, COUNT = 16, 48
+SEED, COUNT = 16, 96
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 GRID = {  # the fitted constants' candidates
     "block_overhead_tiles": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0),
     "workspace_bytes_per_s": (0.75e12, 1e12, 1.5e12, 2e12, 3e12, 4e12, 6e12),
     "second_launch_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6, 8e-6, 12e-6, 16e-6),
+    "operand_bytes_per_s": (4e12, 6e12, 8e12, 10e12, 12e12, 16e12, 24e12, 32e12),
 }
 RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
 

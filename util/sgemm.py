@@ -194,21 +194,24 @@ class CostModel:
     """plan()'s cost rule. ``tile_seconds``: one BK-deep tile of a 128 x 128 block, two blocks an SM, at the fp32
     peak of an H200-class SM (128 FMA lanes at ~1.98 GHz: 2 * 128 * 128 * 8 FMA / 128 lanes / 1.98e9 = 1.03 us);
     ``block_overhead_tiles``: a block's fixed cost (prologue, epilogue) in tiles; ``workspace_bytes_per_s``: the
-    rate at which split slices are written and read back; ``second_launch_s``: the cost of the sum's launch. The
-    last three are fitted (``scripts/sgemm_rule_fit.py``, on a grid) to the times of every choice on 48 random
-    shapes recorded in util/sgemm_rule_fit.json (H200); the fit puts the block's fixed cost at zero, the grid's
-    lower edge."""
+    rate at which split slices are written and read back; ``second_launch_s``: the cost of the sum's launch;
+    ``operand_bytes_per_s``: the rate at which the blocks read their panels of A and B (an output tile reads
+    BM + BN rows of K, mostly from L2: a smaller tile reads more for the same FMAs). The last four are fitted
+    (``scripts/sgemm_rule_fit.py``, on a grid) to the times of every choice on 96 random shapes recorded in
+    util/sgemm_rule_fit.json (H200); the fit puts the block's fixed cost at zero, the grid's lower edge."""
 
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
-    workspace_bytes_per_s: float = 1.5e12
-    second_launch_s: float = 1e-6
+    workspace_bytes_per_s: float = 1e12
+    second_launch_s: float = 0.0
+    operand_bytes_per_s: float = 16e12
 
     def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int) -> float:
         """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs."""
         step = self.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
         waves = cdiv(cdiv(m, t.BM) * cdiv(n, t.BN) * s, sms * t.MINB)
         est = waves * (cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step
+        est += cdiv(m, t.BM) * cdiv(n, t.BN) * (t.BM + t.BN) * cdiv(k, t.BK) * t.BK * 4 / self.operand_bytes_per_s
         if s > 1:
             est += (2 * s + 1) * m * n * 4 / self.workspace_bytes_per_s + self.second_launch_s
         return est
@@ -240,8 +243,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     tiles), the estimated time (``COST.estimate``) is ``waves * (k-tiles per slice + block_overhead_tiles) *
     step`` with ``waves = ceil(blocks / (sms * MINB))`` and ``step`` the time an SM takes for one k-tile of all
     the blocks it holds (``tile_seconds`` for 2 blocks of 128 x 128, in proportion to the FMAs for others, divided
-    by the tile's measured ``speed``), plus for s > 1 the workspace traffic ((2s + 1) * m * n * 4 bytes at
-    ``workspace_bytes_per_s``) and the sum's launch; the cheapest wins (on a tie the larger tile, then fewer
+    by the tile's measured ``speed``), plus the blocks' reads of their panels of A and B ((BM + BN) * k * 4 bytes
+    an output tile, at ``operand_bytes_per_s``), plus for s > 1 the workspace traffic ((2s + 1) * m * n * 4 bytes
+    at ``workspace_bytes_per_s``) and the sum's launch; the cheapest wins (on a tie the larger tile, then fewer
     slices). ``tile`` and ``splits`` force a choice (checked, never clamped; forced slices go only to tiles
     they leave none empty).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
