@@ -463,7 +463,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         pa = cuda.local.array(A4, OFF)       # walking offsets of this thread's pieces of the next tile (one per
         pb = cuda.local.array((B4, 4), OFF)  # piece; for B without 16-byte loads, one per element)
         t = uint32(cuda.threadIdx.x)
-        # the group of warps (sliced K) and the thread in it; with one group, constants (the code of one-group tiles as before)
+        # the group of warps (sliced K) and the thread in it; with one group, constants (no group arithmetic)
         g = uint32(t // uint32(NTG)) if KG > 1 else uint32(0)
         tg = uint32(t % uint32(NTG)) if KG > 1 else t
         warp = tg // 32
@@ -524,12 +524,12 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             cuda.syncthreads()
             buf ^= uint32(1)
             j += OFF(1)
+        if not gather(acc, g, tg):  # sliced K: the group that stores holds the sum
+            return
         # the stores: unsigned (no negative-index selects), each row checked once, each column by a 32-bit compare
         # of a constant with the columns left, a row's 8 stores at constant offsets from one index (numba's
         # per-element `row < m and col < n` on 64-bit indices took 612 instructions for the 64 stores where the C
         # twin's took 258; this takes 308, the hot loops unchanged: docs/notes.md)
-        if not gather(acc, g, tg):
-            return
         um, un = uint64(m), uint64(n)
         base = uint64(cuda.blockIdx.z) * um * un
         first = uint64(bcl) + uint64(bn)  # this thread's first column of C
