@@ -48,8 +48,8 @@ INT32_MAX = 2**31 - 1
 
 @dataclass(frozen=True)
 class Tile:
-    """A BM x BN block tile, BK deep, of NT = 256 threads: 8 warps of WM x WN, a lane computing WMI x WNI blocks
-    of TM x TN results, SM x SN apart (the ladder's step 15b); PAD floats pad the rows of the transposed A tile.
+    """A BM x BN block tile, BK deep, of NT threads (256 by default: 8 warps of WM x WN), a lane computing WMI x WNI
+    blocks of TM x TN results, SM x SN apart (the ladder's step 15b); PAD floats pad the rows of the transposed A tile.
     KG > 1 slices each tile's k-steps over KG groups of warps (sliced K): each group computes the whole block over
     BK / KG of every tile's k-steps, and the groups' sums are added in shared memory at the end."""
 

@@ -192,7 +192,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
         #pragma unroll
         for (int i = 0; i < FM; ++i)
             #pragma unroll
-            for (int j = 0; j < FN; ++j) red[g - 1][i * FN + j][tg] = acc[i][j];
+            for (int c = 0; c < FN; ++c) red[g - 1][i * FN + c][tg] = acc[i][c];
     }
     __syncthreads();
     if (g > 0) return;
@@ -201,7 +201,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
         #pragma unroll
         for (int i = 0; i < FM; ++i)
             #pragma unroll
-            for (int j = 0; j < FN; ++j) acc[i][j] += red[h][i * FN + j][tg];
+            for (int c = 0; c < FN; ++c) acc[i][c] += red[h][i * FN + c][tg];
 #endif
     const long long base = (long long)blockIdx.z * m * n;
     #pragma unroll
