@@ -1,7 +1,8 @@
 """The recorded search behind util.sgemm's cost rule: on a seeded set of random shapes, the numba SGEMM forced to each
 tile and to a ladder of slice counts, verified and timed in one interleaved run per shape (shuffled, L2 flushed,
 launch overhead hidden); then the rule's four fitted constants (``util.sgemm.CostModel``: a block's fixed cost,
-the workspace rate, the sum's launch, the operand-panel rate) chosen on a grid to lose the least against the fastest timed choice.
+the workspace rate, the sum's launch, the operand-panel rate) chosen on a grid to lose the least against the fastest
+timed choice.
 
     python scripts/sgemm_rule_fit.py --measure [--runs 5]   (GPU machine) time the choices, write
                                                              util/sgemm_rule_fit.json

@@ -165,8 +165,9 @@ def test_plan_refuses_bad_sizes():
                                           (S.TINY_TILE, True, False)])
 def test_machine_code(tile, va, vb):
     """The hot loop is two whole tiles of FFMA (a group's share of each with sliced K); every fragment read once,
-    as one LDS.128 but for at most one (the tiles are 16-byte aligned for that); 16-byte global loads exactly where the variant takes them; no float64, no local memory; and the
-    recorded FMA order leaves fewer same-bank source pairs than row by row."""
+    as one LDS.128 but for at most one (the tiles are 16-byte aligned for that); 16-byte global loads exactly where
+    the variant takes them; no float64, no local memory; and the recorded FMA order leaves fewer same-bank source
+    pairs than row by row."""
     def hot_loop(order):
         kernel = S.numba_kernel(va, vb, False, tile, simulator=False, order=order)
         report = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),

@@ -209,9 +209,10 @@ class CostModel:
     def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int) -> float:
         """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs."""
         step = self.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
-        waves = cdiv(cdiv(m, t.BM) * cdiv(n, t.BN) * s, sms * t.MINB)
+        tiles = cdiv(m, t.BM) * cdiv(n, t.BN)  # output tiles
+        waves = cdiv(tiles * s, sms * t.MINB)
         est = waves * (cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step
-        est += cdiv(m, t.BM) * cdiv(n, t.BN) * (t.BM + t.BN) * cdiv(k, t.BK) * t.BK * 4 / self.operand_bytes_per_s
+        est += tiles * (t.BM + t.BN) * cdiv(k, t.BK) * t.BK * 4 / self.operand_bytes_per_s
         if s > 1:
             est += (2 * s + 1) * m * n * 4 / self.workspace_bytes_per_s + self.second_launch_s
         return est
