@@ -245,15 +245,7 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
     elif timer == "events":
         timed_loop((lambda q, launch: _time_events_held(q, launch, flush)) if hide_launch else _time_events)
     else:
-        import warnings
-
-        from torch.profiler import ProfilerActivity, profile
-
-        with warnings.catch_warnings():  # torch warns that a profile keeps only its last cycle: we use one cycle
-            warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle")
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                timed_loop(None)
-        durations = kernel_durations(prof)
+        durations = profiled_kernels(lambda: timed_loop(None))
         for name in alive:
             want = (cupti_names or {}).get(name, name)
             got = [d for kn, d in durations if matches(kn, want)]
@@ -289,6 +281,20 @@ def measure_runtime(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_arg
             print(_fmt(res.seconds) + (" (simulator wall time, NOT GPU time)" if res.simulated else ""))
         print(res.summary())
     return res
+
+
+def profiled_kernels(run: Callable[[], None]) -> list[tuple[str, float]]:
+    """(kernel name, device seconds) for every GPU kernel launch that ``run()`` makes, under torch.profiler (one
+    profiling cycle; memsets and copies left out); ``run`` synchronizes before it returns."""
+    import warnings
+
+    from torch.profiler import ProfilerActivity, profile
+
+    with warnings.catch_warnings():  # torch warns that a profile keeps only its last cycle: we use one cycle
+        warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle")
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            run()
+    return kernel_durations(prof)
 
 
 def kernel_durations(prof: Any) -> list[tuple[str, float]]:
