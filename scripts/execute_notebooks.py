@@ -46,6 +46,7 @@ import html
 import keyword
 import os
 import re
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -241,17 +242,24 @@ def export_html(nb: nbformat.NotebookNode, name: str, nb_dir: Path, path: Path, 
     path.write_text(body, encoding="utf-8")
 
 
+def progress(line: str) -> None:
+    """One whole line in one write: print() writes the text and its newline separately, so lines from
+    notebooks run in parallel worker processes could splice into each other on the shared stdout."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def execute_notebook(job: Job) -> Outcome:
     """Run one notebook in its own folder, write its executed copy and HTML, and say how it went."""
     name = job.source.stem
     prefix = f"[{job.index}/{job.total}] {name}"
     nb_dir = job.source.parent
     started = time.perf_counter()
-    print(f"{prefix}: starting {job.source}", flush=True)
+    progress(f"{prefix}: starting {job.source}")
     try:
         nb = prepare(job.source, job.params)
     except CannotRun as exc:
-        print(f"{prefix}: FAILED, not run: {exc}", flush=True)
+        progress(f"{prefix}: FAILED, not run: {exc}")
         return Outcome(name, False, 0.0, "not run", str(exc), None)
 
     total_cells = sum(1 for cell in nb.cells if cell.cell_type == "code" and cell.source.strip())
@@ -260,7 +268,7 @@ def execute_notebook(job: Job) -> Outcome:
     def on_cell_execute(cell: nbformat.NotebookNode, cell_index: int) -> None:
         nonlocal current
         current += 1
-        print(f"{prefix}: cell {current}/{total_cells}, {time.perf_counter() - started:.1f}s elapsed", flush=True)
+        progress(f"{prefix}: cell {current}/{total_cells}, {time.perf_counter() - started:.1f}s elapsed")
 
     error = None
     # The kernel talks over Unix sockets in a folder of its own, not TCP ports: jupyter_client picks free
@@ -290,14 +298,14 @@ def execute_notebook(job: Job) -> Outcome:
     html_path = job.output_dir / f"{name}.html"
     export_html(nb, name, nb_dir, html_path, job.simulated)
     if error is None:
-        print(f"{prefix}: ok in {seconds:.1f}s", flush=True)
+        progress(f"{prefix}: ok in {seconds:.1f}s")
         if job.in_place:
             nbformat.write(nb, job.source)
-            print(f"{prefix}: written back over {job.source}", flush=True)
+            progress(f"{prefix}: written back over {job.source}")
     else:
-        print(f"{prefix}: FAILED after {seconds:.1f}s: {error}", flush=True)
+        progress(f"{prefix}: FAILED after {seconds:.1f}s: {error}")
         if job.in_place:
-            print(f"{prefix}: not written back over {job.source}: it failed", flush=True)
+            progress(f"{prefix}: not written back over {job.source}: it failed")
     return Outcome(name, error is None, seconds, device_of(nb, job.simulated), error, html_path, headline_of(nb))
 
 
