@@ -6,6 +6,7 @@ fastest median is recorded in util/sgemm_ffma_order.json, with every order's tim
     python scripts/sgemm_ffma_order.py [--runs 7] [--tiles 128x128 64x128]   (GPU machine) print the table and
                                                                              compare it with the record
     python scripts/sgemm_ffma_order.py --write                               record it (other tiles' entries kept)
+    python scripts/sgemm_ffma_order.py --tiles 64x128 --loads vecA scalar --write   only B's 4-byte variants
 
 Timed rather than chosen by a static count: the same-bank source pairs of the hot loop
 (``util.sass.HotLoop.bank_pairs``) separate row by row from the other orders, but not the other orders from each
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 # a shape for each load variant: (va, vb) -> (m, n, k); k % 4 and n % 4 decide the loads, several waves of blocks
 SHAPES = {(True, True): (4096, 4096, 2048), (True, False): (4096, 4095, 2048), (False, True): (4096, 4096, 2047),
           (False, False): (4095, 4095, 2047)}
+LOADS = {"vecAB": (True, True), "vecA": (True, False), "vecB": (False, True), "scalar": (False, False)}
 
 
 def main() -> None:
@@ -28,6 +31,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--write", action="store_true", help="record the choices in util/sgemm_ffma_order.json")
     ap.add_argument("--tiles", nargs="+", help="the tiles to search (names as 128x128; default: all of TILES)")
+    ap.add_argument("--loads", nargs="+", choices=sorted(LOADS), help="the load variants to search (default: all)")
     args = ap.parse_args()
 
     import util
@@ -47,6 +51,8 @@ def main() -> None:
     for tile in tiles:
         for wide in (False, True):
             for (va, vb), shape in SHAPES.items():
+                if args.loads is not None and (va, vb) not in [LOADS[x] for x in args.loads]:
+                    continue
                 reg = Registry()
                 for order in S.FFMA_ORDERS:
                     S.register(reg, f"numba {order}", f"cuda_c {order}", order=order, tile=tile, splits=1, wide=wide)
@@ -75,7 +81,8 @@ def main() -> None:
                      "on a shape that takes the variant (scripts/sgemm_ffma_order.py); median_us: each order's time",
             "device": util.device_name(),
             "versions": util.versions_line(),
-            "command": "python scripts/sgemm_ffma_order.py --write",
+            "command": "python scripts/sgemm_ffma_order.py " + " ".join(sys.argv[1:]) + " (the last run; the "
+                       "entries it did not search are kept from earlier runs)",
             "shapes": {S.variant_name(va, vb, False): list(s) for (va, vb), s in SHAPES.items()},
             "orders": dict(sorted({**recorded, **chosen}.items())),
             "median_us": dict(sorted({**old.get("median_us", {}), **times}.items())),

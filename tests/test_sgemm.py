@@ -44,6 +44,9 @@ def run(shape, seed=0, **options):
     ((67, 70, 29), {"tile": S.TINY_TILE, "splits": 2, "wide": True}),  # sliced K, 64-bit, split, K tails
     ((66, 132, 48), {"tile": S.TINY_TILE, "splits": 3, "wide": True}),  # sliced K split, vector loads, 64-bit
     ((65, 70, 88), {"tile": S.TINY_TILE, "splits": 1}),  # sliced K: two passes of two whole tiles, one more, a tail
+    ((40, 65, 24), {"tile": S.TINY_TILE}),            # n = BN + 1: the right-edge block shifted 63 columns left
+    ((70, 259, 40), {"tile": S.SMALL_TILE, "splits": 2}),  # shifted right edge, 4-byte A and B, split-K
+    ((9, 63, 33), {"tile": S.TINY_TILE, "splits": 2}),  # 4-byte B with n < BN: per-column clamps, not shifted
 ])
 def test_every_strategy_is_correct(shape, options):
     used, check = run(shape, **options)
@@ -81,6 +84,17 @@ def test_the_plan_splits_k_when_the_tiles_cannot_fill_the_gpu():
         ktiles = math.ceil(shape[2] / p.tile.BK)
         assert p.kslice % p.tile.BK == 0 and (p.splits - 1) * p.kslice < shape[2] <= p.splits * p.kslice, p
         assert 1 <= p.splits <= min(S.MAX_SPLITS, ktiles)
+
+
+def test_the_plan_shifts_the_right_edge_only_for_whole_pieces_of_b_that_fill_a_tile():
+    assert S.plan(8, 129, 8, tile=S.SMALL_TILE).shift_b and S.plan(8, 65, 8, tile=S.TINY_TILE).shift_b
+    assert not S.plan(8, 127, 8, tile=S.SMALL_TILE).shift_b   # n < BN: no tile-wide block to shift
+    assert not S.plan(8, 132, 8, tile=S.SMALL_TILE).shift_b   # 16-byte loads of B: pieces never straddle n
+    assert not S.plan(8, 129, 8, tile=S.TILE).shift_b         # one piece a thread: B spread over threads
+    with pytest.raises(ValueError, match="shift_b applies"):
+        S.numba_kernel(True, True, False, S.TINY_TILE, shift_b=True)
+    with pytest.raises(ValueError, match="shift_b applies"):
+        S.c_twin(True, False, False, S.TILE, None, True)
 
 
 def test_the_plan_picks_loads_by_alignment():
@@ -187,6 +201,21 @@ def test_machine_code(tile, va, vb):
     assert ops["LDS.128"] >= fragments - 1
     assert ops.get("LDG.E.128.CONSTANT", 0) + ops.get("LDG.E.128", 0) == 2 * (tile.A4 * va + tile.B4 * vb)
     assert loop.count("f64") == 0 and not any(op.startswith(("LDL", "STL")) for op in ops)
+
+
+@pytest.mark.parametrize("tile, va", [(S.SMALL_TILE, False), (S.TINY_TILE, True)])
+def test_shifted_right_edge_gives_b_one_address_a_piece(tile, va):
+    """B's 4-byte loads: with per-column clamps each float has its own walking offset and 64-bit address
+    (IMAD.WIDE); with the right-edge block shifted, one per piece, the floats at +4, +8, +12 bytes from it."""
+    def hot_loop(shift_b):
+        kernel = S.numba_kernel(va, False, False, tile, simulator=False, shift_b=shift_b)
+        return analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
+                       ffma_per_iteration=tile.ffma).hot_loop
+
+    pieces = 2 * (tile.A4 + tile.B4)  # the pieces of A and B a thread loads in a pass of two tiles
+    shifted, clamped = hot_loop(True), hot_loop(False)
+    assert shifted.opcodes["IMAD.WIDE"] <= pieces < clamped.opcodes["IMAD.WIDE"]
+    assert shifted.size < clamped.size and not any(op.startswith(("LDL", "STL")) for op in shifted.opcodes)
 
 
 def test_a_tile_refuses_k_groups_that_do_not_divide_its_depth():

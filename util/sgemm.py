@@ -6,7 +6,9 @@ path at the edges, every block when n or k is not a multiple of 4 or 8, and cann
 This kernel keeps step 15's hot loop and changes what happens around it:
 
 - **clamped edges**: a thread whose row of A (or column of B) lies outside the matrix loads the last row (column)
-  instead; the results it computes from them are never stored. Every block takes the unchecked hot loop.
+  instead; the results it computes from them are never stored. Every block takes the unchecked hot loop. Where
+  B takes 4-byte loads by whole pieces and n >= BN, the right-edge block is shifted left to end at column n
+  instead (it stores only its own columns), so no piece of B straddles the edge: one offset a piece, not one a float.
 - **a K tail**: whole BK-deep tiles take the hot loop; the last partial tile (k % BK) is loaded once with checks
   and zeros.
 - **alignment variants**: 16-byte loads of A when k % 4 == 0 and of B when n % 4 == 0 (and the arrays are 16-byte
@@ -154,6 +156,13 @@ def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool) -> str
     return order
 
 
+def _check_shift_b(shift_b: bool, vb: bool, tile: Tile) -> bool:
+    if shift_b and (vb or tile.B4 == 1):
+        raise ValueError(f"shift_b applies to B's 4-byte loads by whole pieces (vb False, a tile with B4 > 1); "
+                         f"got vb={vb} on {tile.name} (B4 = {tile.B4})")
+    return bool(shift_b)
+
+
 def _check_order(order: str) -> None:
     if order not in FFMA_ORDERS:
         raise ValueError(f"order must be one of {FFMA_ORDERS}, got {order!r}")
@@ -183,6 +192,12 @@ class Plan:
     def variant(self) -> str:
         """The compiled variant's name: which operands take 16-byte loads, and the offset width."""
         return variant_name(self.va, self.vb, self.wide)
+
+    @property
+    def shift_b(self) -> bool:
+        """B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (``numba_kernel``'s
+        ``shift_b``): where B takes 4-byte loads, a thread loads whole pieces (not spread) and n fills a tile."""
+        return not self.vb and self.tile.B4 > 1 and self.n >= self.tile.BN
 
     @property
     def workspace_floats(self) -> int:
@@ -294,10 +309,14 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
 
 @lru_cache(maxsize=None)
 def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
-                 order: str | None = None):
+                 order: str | None = None, shift_b: bool = False):
     """The numba kernel ``gemm(a, b, out, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
     ``gridDim.z`` slices of m x n (C itself when there is one). ``order``: the order of a k-step's FMAs (one of
-    ``FFMA_ORDERS``; default: the one recorded for this variant, ``ffma_order``).
+    ``FFMA_ORDERS``; default: the one recorded for this variant, ``ffma_order``). ``shift_b`` (``Plan.shift_b``;
+    only for B's 4-byte loads by whole pieces, and only launched with n >= BN): the right-edge block's tile starts
+    at column n - BN instead of being clamped column by column, so a piece's 4 floats are always consecutive and one
+    walking offset serves each piece (with per-column clamps each float needs its own); that block stores only
+    the columns from its own BN-aligned start on.
 
     Its shared tiles are 16-byte aligned (without that, ptxas does not always prove a fragment's 4 floats
     aligned and reads them one by one: LDS instead of LDS.128). numba's simulator takes no alignment:
@@ -321,6 +340,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     # (the 128 x 128 tile); the 64 x 128 tile's two pieces would take 8 offsets out of its 168 registers
     # (measured slower there, docs/notes.md)
     SPREAD_B = not VB and B4 == 1
+    SHIFT_B = _check_shift_b(shift_b, vb, tile)
     ALIGN = None if simulator else 16
     order = ffma_order("numba", tile, va, vb, wide) if order is None else order
     _check_order(order)
@@ -422,6 +442,10 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             if VB:
                 rb[l, 0], rb[l, 1], rb[l, 2], rb[l, 3] = ldg128_at(b, pb[l, 0])
                 pb[l, 0] = add_nsw(pb[l, 0], bstep)
+            elif SHIFT_B:
+                for x in range(4):
+                    rb[l, x] = at(b, add_nsw(pb[l, 0], OFF(x)))
+                pb[l, 0] = add_nsw(pb[l, 0], bstep)
             else:
                 for x in range(4):
                     rb[l, x] = at(b, pb[l, x])
@@ -474,7 +498,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         k0 = g * (BK // KG)  # the group's first k-step of each tile
         mm, nn, kk = OFF(m), OFF(n), OFF(k)
         brow = OFF(cuda.blockIdx.y) * OFF(BM)
-        bcl = OFF(cuda.blockIdx.x) * OFF(BN)
+        bcl0 = OFF(cuda.blockIdx.x) * OFF(BN)
+        bcl = min(bcl0, nn - OFF(BN)) if SHIFT_B else bcl0  # this block's first column of B
         kbeg = OFF(cuda.blockIdx.z) * OFF(kslice)
         kend = min(kbeg + OFF(kslice), kk)
         acc = cuda.local.array((FM, FN), float32)
@@ -487,7 +512,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             r, q = a_at(t, l, 0)
             pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
         for l in range(B4):
-            for x in range(1 if VB else 4):
+            for x in range(1 if VB or SHIFT_B else 4):
                 r, q = b_at(t, l, x)
                 pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, 0, nn)
         bstep = OFF(OFF(BK) * nn)
@@ -535,6 +560,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         base = uint64(cuda.blockIdx.z) * um * un
         first = uint64(bcl) + uint64(bn)  # this thread's first column of C
         cols = uint32(un - first) if first < un else uint32(0)  # the columns of C from there on (< 2^31)
+        skip = uint32(uint64(bcl0) - first) if SHIFT_B and uint64(bcl0) > first else uint32(0)
         for mi in range(WMI):
             for i in range(TM):
                 row = uint64(brow) + uint64(am + mi * SM + i)
@@ -542,7 +568,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                     rbase = base + row * un + first
                     for ni in range(WNI):
                         for jj in range(TN):
-                            if uint32(ni * SN + jj) < cols:
+                            if uint32(ni * SN + jj) < cols and uint32(ni * SN + jj) >= skip:
                                 out[rbase + uint64(ni * SN + jj)] = acc[mi * TM + i, ni * TN + jj]
 
     return cuda.jit(launch_bounds=(NT, tile.MINB))(gemm)
@@ -747,11 +773,11 @@ class Prepared:
         if compiler == "numba":
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
-            self._main = numba_kernel(p.va, p.vb, p.wide, p.tile, order=order)[p.grid, p.tile.NT]
+            self._main = numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b)[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum
             self._sum = (total[_sum_blocks(m * n, vec), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
-            twin = c_twin(p.va, p.vb, p.wide, p.tile, order)
+            twin = c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b)
             self._args = (a, b, ws if ws is not None else c, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
@@ -806,15 +832,16 @@ def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: boo
 
 
 @lru_cache(maxsize=None)
-def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None):
-    """The C twin of ``numba_kernel(va, vb, wide, tile)``: util/sgemm_any_shape.cu with those macros. ``order``:
-    as for numba_kernel; by default the order recorded for the twin's variant by the same search, run on the
-    twin's own machine code."""
+def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None, shift_b: bool = False):
+    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b)``: util/sgemm_any_shape.cu with those
+    macros. ``order``: as for numba_kernel; by default the order recorded for the twin's variant by the same
+    search, run on the twin's own machine code."""
     from .cuda_c import CudaC
 
     order = ffma_order("cuda_c", tile, va, vb, wide) if order is None else order
     _check_order(order)
     options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}",
+                               f"-DSHIFT_B={int(_check_shift_b(shift_b, vb, tile))}",
                                f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
                                f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}"]
     return CudaC.from_file(TWIN_SOURCE, "gemm_c", options=options)

@@ -2,7 +2,8 @@
 // Step 15's hot loop (sgemm_ladder.ipynb) for every block: edge rows of A and columns of B clamped (their results
 // are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice.
 // Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB, KG (util.sgemm.Tile); VA / VB: 16-byte loads of A / B;
-// WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS).
+// WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS); SHIFT_B:
+// B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (util.sgemm.Plan.shift_b).
 #ifdef BM
 #define WARPS_N (BN / WN)
 #define NTG (32 * (BM / WM) * WARPS_N)  // the threads of one group of warps (sliced K: KG groups)
@@ -53,6 +54,7 @@ __device__ __forceinline__ int a_k(int t, int l, int x) { return (t + l * NT) % 
 // (k, column) inside the tile of element x of this thread's piece l of B: 4 floats along a row, or with SPREAD_B
 // consecutive threads on consecutive columns (each warp's scalar load reads 128 contiguous bytes); as util/sgemm.py
 #define SPREAD_B (!VB && B4 == 1)
+#define PIECE_B (VB || SHIFT_B)  // one walking offset per piece of B (else one per element)
 __device__ __forceinline__ int b_row(int t, int l, int x) {
     return SPREAD_B ? (t + (l * 4 + x) * NT) / BN : (t + l * NT) / (BN / 4);
 }
@@ -96,6 +98,10 @@ __device__ __forceinline__ void fetch(const float* __restrict__ a, const float* 
 #if VB
         const float4 v = *reinterpret_cast<const float4*>(b + pb[l][0]);
         rb[l][0] = v.x; rb[l][1] = v.y; rb[l][2] = v.z; rb[l][3] = v.w;
+        pb[l][0] += bstep;
+#elif SHIFT_B
+        #pragma unroll
+        for (int x = 0; x < 4; ++x) rb[l][x] = b[pb[l][0] + x];
         pb[l][0] += bstep;
 #else
         #pragma unroll
@@ -150,17 +156,18 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     const int t = threadIdx.x, g = KG > 1 ? t / NTG : 0, tg = KG > 1 ? t % NTG : t, warp = tg / 32, lane = tg % 32;
     const int k0 = g * (BK / KG);  // the group's first k-step of each tile
     const int am = (warp / WARPS_N) * WM + (lane / LN) * TM, bn = (warp % WARPS_N) * WN + (lane % LN) * TN;
-    const off_t_ brow = (off_t_)blockIdx.y * BM, bcl = (off_t_)blockIdx.x * BN;
+    const off_t_ brow = (off_t_)blockIdx.y * BM, bcl0 = (off_t_)blockIdx.x * BN;
+    const off_t_ bcl = SHIFT_B ? min(bcl0, (off_t_)n - BN) : bcl0;  // this block's first column of B
     const off_t_ kbeg = (off_t_)blockIdx.z * kslice, kend = min(kbeg + kslice, (off_t_)k);
     float acc[FM][FN] = {{0.f}};
     float ra[A4][4], rb[B4][4];
-    off_t_ pa[A4], pb[B4][4];  // walking offsets: one per piece; for B without 16-byte loads, one per element
+    off_t_ pa[A4], pb[B4][4];  // walking offsets: one per piece; for B's 4-byte loads without SHIFT_B, one per element
     #pragma unroll
     for (int l = 0; l < A4; ++l) pa[l] = arow(brow, a_row(t, l), m) * k + kbeg + a_k(t, l, 0);
     #pragma unroll
     for (int l = 0; l < B4; ++l)
         #pragma unroll
-        for (int x = 0; x < (VB ? 1 : 4); ++x) pb[l][x] = (kbeg + b_row(t, l, x)) * n + bcol(bcl, b_col(t, l, x), 0, n);
+        for (int x = 0; x < (PIECE_B ? 1 : 4); ++x) pb[l][x] = (kbeg + b_row(t, l, x)) * n + bcol(bcl, b_col(t, l, x), 0, n);
     const off_t_ bstep = (off_t_)BK * n;
     const off_t_ ntiles = (kend - kbeg + BK - 1) / BK, nfull = (kend - kbeg) / BK;
     if (nfull > 0) fetch(a, b, ra, rb, pa, pb, bstep);
@@ -213,7 +220,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
                 #pragma unroll
                 for (int jj = 0; jj < TN; ++jj) {
                     const long long row = brow + am + mi * SM + i, col = bcl + bn + ni * SN + jj;
-                    if (row < m && col < n) out[base + row * n + col] = acc[mi * TM + i][ni * TN + jj];
+                    if (row < m && col < n && col >= bcl0) out[base + row * n + col] = acc[mi * TM + i][ni * TN + jj];
                 }
 }
 #else  // compiled without the tile macros: the split-K sum alone
