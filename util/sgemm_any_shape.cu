@@ -156,8 +156,13 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     const int t = threadIdx.x, g = KG > 1 ? t / NTG : 0, tg = KG > 1 ? t % NTG : t, warp = tg / 32, lane = tg % 32;
     const int k0 = g * (BK / KG);  // the group's first k-step of each tile
     const int am = (warp / WARPS_N) * WM + (lane / LN) * TM, bn = (warp % WARPS_N) * WN + (lane % LN) * TN;
-    const off_t_ brow = (off_t_)blockIdx.y * BM, bcl0 = (off_t_)blockIdx.x * BN;
-    const off_t_ bcl = SHIFT_B ? min(bcl0, (off_t_)n - BN) : bcl0;  // this block's first column of B
+    // bcl: this block's first column of B; with SHIFT_B the right-edge block's is n - BN, and it stores only the
+    // columns from its own BN-aligned start (bcl0) on
+#if SHIFT_B
+    const off_t_ brow = (off_t_)blockIdx.y * BM, bcl0 = (off_t_)blockIdx.x * BN, bcl = min(bcl0, (off_t_)n - BN);
+#else
+    const off_t_ brow = (off_t_)blockIdx.y * BM, bcl = (off_t_)blockIdx.x * BN;
+#endif
     const off_t_ kbeg = (off_t_)blockIdx.z * kslice, kend = min(kbeg + kslice, (off_t_)k);
     float acc[FM][FN] = {{0.f}};
     float ra[A4][4], rb[B4][4];
@@ -220,7 +225,11 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
                 #pragma unroll
                 for (int jj = 0; jj < TN; ++jj) {
                     const long long row = brow + am + mi * SM + i, col = bcl + bn + ni * SN + jj;
+#if SHIFT_B
                     if (row < m && col < n && col >= bcl0) out[base + row * n + col] = acc[mi * TM + i][ni * TN + jj];
+#else
+                    if (row < m && col < n) out[base + row * n + col] = acc[mi * TM + i][ni * TN + jj];
+#endif
                 }
 }
 #else  // compiled without the tile macros: the split-K sum alone
