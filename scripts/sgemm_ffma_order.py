@@ -1,7 +1,9 @@
 """The recorded search behind util.sgemm's FMA order: for each compiled variant (compiler, tile, load variant,
 offset width), the kernel with each order of ``util.sgemm.FFMA_ORDERS``, verified and timed in one interleaved run
-(shuffled, L2 flushed, launch overhead hidden, one slice, the tile forced) on a shape that takes that variant; the
-fastest median is recorded in util/sgemm_ffma_order.json, with every order's time.
+(shuffled, L2 flushed, launch overhead hidden, one slice, the tile forced) on a shape that takes that variant (where
+that shape shifts B's right edge, ``Plan.shift_b``, the same loads without the shift are a variant of their own,
+searched on a shape with n = BN - 1); the fastest median is recorded in util/sgemm_ffma_order.json, with every
+order's time.
 
     python scripts/sgemm_ffma_order.py [--runs 7] [--tiles 128x128 64x128]   (GPU machine) print the table and
                                                                              compare it with the record
@@ -24,6 +26,13 @@ import time
 SHAPES = {(True, True): (4096, 4096, 2048), (True, False): (4096, 4095, 2048), (False, True): (4096, 4096, 2047),
           (False, False): (4095, 4095, 2047)}
 LOADS = {"vecAB": (True, True), "vecA": (True, False), "vecB": (False, True), "scalar": (False, False)}
+
+
+def narrow(shape: tuple[int, int, int], bn: int) -> tuple[int, int, int]:
+    """The shape of the same loads with n = BN - 1, for the variants whose 4-byte loads of B take the shifted right
+    edge on the wide shape (``Plan.shift_b``): one column of blocks, clamped column by column, as many rows."""
+    m, n, k = shape
+    return m * n // (bn - 1) // 64 * 64, bn - 1, k
 
 
 def main() -> None:
@@ -53,22 +62,26 @@ def main() -> None:
             for (va, vb), shape in SHAPES.items():
                 if args.loads is not None and (va, vb) not in [LOADS[x] for x in args.loads]:
                     continue
-                reg = Registry()
-                for order in S.FFMA_ORDERS:
-                    S.register(reg, f"numba {order}", f"cuda_c {order}", order=order, tile=tile, splits=1, wide=wide)
-                tab = reg.run(*shape, runs=args.runs, shuffle=True, hide_launch=True, verbose=False)
-                wrong = [r.name for r in tab.results if not r.correct]
-                if wrong:
-                    raise SystemExit(f"{shape}: wrong results from {wrong}: fix the kernel before recording")
-                assert S.plan(*shape, tile=tile, splits=1, wide=wide).variant == S.variant_name(va, vb, wide)
-                for compiler in ("numba", "cuda_c"):
-                    key = S.ffma_order_key(compiler, tile, va, vb, wide)
-                    times[key] = {o: round(tab[f"{compiler} {o}"].median * 1e6, 1) for o in S.FFMA_ORDERS}
-                    chosen[key] = min(S.FFMA_ORDERS, key=lambda o: times[key][o])
-                    best = times[key][chosen[key]]
-                    print(f"[{time.perf_counter() - t0:5.0f} s] {key:38s} {'x'.join(map(str, shape))}: " +
-                          "  ".join(f"{o} {times[key][o] / best:.3f}" for o in S.FFMA_ORDERS)
-                          + f"  -> {chosen[key]}", flush=True)
+                shifted = S.plan(*shape, tile=tile, splits=1, wide=wide).shift_b
+                for run in [shape, narrow(shape, tile.BN)] if shifted else [shape]:
+                    p = S.plan(*run, tile=tile, splits=1, wide=wide)
+                    assert p.variant == S.variant_name(va, vb, wide) and p.shift_b == (run == shape and shifted)
+                    reg = Registry()
+                    for order in S.FFMA_ORDERS:
+                        S.register(reg, f"numba {order}", f"cuda_c {order}", order=order, tile=tile, splits=1,
+                                   wide=wide)
+                    tab = reg.run(*run, runs=args.runs, shuffle=True, hide_launch=True, verbose=False)
+                    wrong = [r.name for r in tab.results if not r.correct]
+                    if wrong:
+                        raise SystemExit(f"{run}: wrong results from {wrong}: fix the kernel before recording")
+                    for compiler in ("numba", "cuda_c"):
+                        key = S.ffma_order_key(compiler, tile, va, vb, wide, p.shift_b)
+                        times[key] = {o: round(tab[f"{compiler} {o}"].median * 1e6, 1) for o in S.FFMA_ORDERS}
+                        chosen[key] = min(S.FFMA_ORDERS, key=lambda o: times[key][o])
+                        best = times[key][chosen[key]]
+                        print(f"[{time.perf_counter() - t0:5.0f} s] {key:50s} {'x'.join(map(str, run))}: " +
+                              "  ".join(f"{o} {times[key][o] / best:.3f}" for o in S.FFMA_ORDERS)
+                              + f"  -> {chosen[key]}", flush=True)
     old = json.loads(S.FFMA_ORDER_FILE.read_text()) if S.FFMA_ORDER_FILE.exists() else {}
     recorded = old.get("orders", {})
     differ = sorted(k for k in chosen if recorded.get(k) != chosen[k])
@@ -84,6 +97,8 @@ def main() -> None:
             "command": "python scripts/sgemm_ffma_order.py " + " ".join(sys.argv[1:]) + " (the last run; the "
                        "entries it did not search are kept from earlier runs)",
             "shapes": {S.variant_name(va, vb, False): list(s) for (va, vb), s in SHAPES.items()},
+            "narrow_shapes": "for the variants without the shifted right edge whose wide shape takes it: "
+                             "narrow(shape, BN) = (m * n // (BN - 1) rounded down to 64, BN - 1, k)",
             "orders": dict(sorted({**recorded, **chosen}.items())),
             "median_us": dict(sorted({**old.get("median_us", {}), **times}.items())),
         }, indent=1) + "\n")

@@ -68,6 +68,8 @@ def test_every_variant_has_a_recorded_ffma_order():
         for tile in S.TILES:
             for va, vb, wide in np.ndindex(2, 2, 2):
                 assert S.ffma_order(compiler, tile, bool(va), bool(vb), bool(wide)) in S.FFMA_ORDERS
+                if not vb and tile.B4 > 1:  # the shifted right edge of B: other machine code, its own order
+                    assert S.ffma_order(compiler, tile, bool(va), False, bool(wide), True) in S.FFMA_ORDERS
     p = Problem(8, 8, 8)
     p.poison()
     with pytest.raises(ValueError, match="order must be one of"):

@@ -142,13 +142,14 @@ def _recorded_orders() -> dict[str, str]:
     return json.loads(FFMA_ORDER_FILE.read_text())["orders"]
 
 
-def ffma_order_key(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool) -> str:
-    return f"{compiler} {tile.name} x{tile.MINB} {variant_name(va, vb, wide)}"
+def ffma_order_key(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False) -> str:
+    return f"{compiler} {tile.name} x{tile.MINB} {variant_name(va, vb, wide)}" + (", shifted B" if shift_b else "")
 
 
-def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool) -> str:
-    """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it)."""
-    key = ffma_order_key(compiler, tile, va, vb, wide)
+def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False) -> str:
+    """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it);
+    ``shift_b`` (``Plan.shift_b``) is a variant of its own: other machine code, its own order."""
+    key = ffma_order_key(compiler, tile, va, vb, wide, shift_b)
     order = _recorded_orders().get(key)
     if order not in FFMA_ORDERS:
         raise KeyError(f"no FMA order recorded for {key!r} in {FFMA_ORDER_FILE.name}: run "
@@ -342,7 +343,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     SPREAD_B = not VB and B4 == 1
     SHIFT_B = _check_shift_b(shift_b, vb, tile)
     ALIGN = None if simulator else 16
-    order = ffma_order("numba", tile, va, vb, wide) if order is None else order
+    order = ffma_order("numba", tile, va, vb, wide, SHIFT_B) if order is None else order
     _check_order(order)
     COLS, SNAKE = order in ("col", "colsnake"), order in ("snake", "colsnake")
     NO, NI = (FN, FM) if COLS else (FM, FN)  # the outer and inner loop of the FMAs
@@ -838,10 +839,11 @@ def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None 
     search, run on the twin's own machine code."""
     from .cuda_c import CudaC
 
-    order = ffma_order("cuda_c", tile, va, vb, wide) if order is None else order
+    shift_b = _check_shift_b(shift_b, vb, tile)
+    order = ffma_order("cuda_c", tile, va, vb, wide, shift_b) if order is None else order
     _check_order(order)
     options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}",
-                               f"-DSHIFT_B={int(_check_shift_b(shift_b, vb, tile))}",
+                               f"-DSHIFT_B={int(shift_b)}",
                                f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
                                f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}"]
     return CudaC.from_file(TWIN_SOURCE, "gemm_c", options=options)
