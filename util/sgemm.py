@@ -157,8 +157,14 @@ def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_
     return order
 
 
+def b_by_pieces(vb: bool, tile: Tile) -> bool:
+    """Whether B takes 4-byte loads by whole pieces of 4 columns: without 16-byte loads, on a tile that gives a
+    thread more than one piece (with one, the 128 x 128 tile, B's 4-byte loads are spread over threads instead)."""
+    return not vb and tile.B4 > 1
+
+
 def _check_shift_b(shift_b: bool, vb: bool, tile: Tile) -> bool:
-    if shift_b and (vb or tile.B4 == 1):
+    if shift_b and not b_by_pieces(vb, tile):
         raise ValueError(f"shift_b applies to B's 4-byte loads by whole pieces (vb False, a tile with B4 > 1); "
                          f"got vb={vb} on {tile.name} (B4 = {tile.B4})")
     return bool(shift_b)
@@ -198,7 +204,7 @@ class Plan:
     def shift_b(self) -> bool:
         """B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (``numba_kernel``'s
         ``shift_b``): where B takes 4-byte loads, a thread loads whole pieces (not spread) and n fills a tile."""
-        return not self.vb and self.tile.B4 > 1 and self.n >= self.tile.BN
+        return b_by_pieces(self.vb, self.tile) and self.n >= self.tile.BN
 
     @property
     def workspace_floats(self) -> int:
