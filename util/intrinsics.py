@@ -63,6 +63,11 @@ say it. Under numba's simulator they are plain Python arithmetic.
    simulator wgmma is synchronous: each thread decodes the descriptors (128-byte swizzle only) from the shared array
    it last named in ``smem_addr`` and adds its part of the product, in float64 of the TF32/bf16 inputs.
 
+6. A warp shuffle that numba's simulator lacks (``cuda.shfl_xor_sync`` on a GPU; under the simulator the 32 lanes
+   meet, as for ``mma_tf32``):
+
+    y = shfl_xor(x, mask)                 # x of lane (this lane ^ mask), the whole warp taking part
+
 Under numba-cuda-mlir (``UTIL_COMPILER=numba-cuda-mlir``) the same source compiles for the no-wrap promise:
 ``add_nsw``, ``mul_nsw``, ``nonneg`` and ``at`` are written there as MLIR (``arith.addi``/``arith.muli`` with
 ``overflow<nsw>``, ``arith.extsi``; ``at`` loads through the array's data pointer, because numba-cuda-mlir 0.6
@@ -171,14 +176,16 @@ if SIMULATED:
         return np.uint32(bf16(lo) | bf16(hi) << 16)
 
     class _Warp:
-        """The lanes of one simulated warp meeting at a collective: a barrier, their contributions, and the result
-        (computed once, by the first lane to get there)."""
+        """The lanes of one simulated warp meeting at collectives: a barrier, their contributions and the result
+        (computed once, by the first lane to get there), for even and odd collectives apart: a lane can be one
+        collective ahead of another (reading), never two (the barrier of the one between holds it)."""
 
         def __init__(self, width):
             self.barrier = threading.Barrier(width, timeout=WARP_TIMEOUT_S)  # a lane that died must not hang the rest
             self.lock = threading.Lock()
-            self.slots = {}
-            self.result = None
+            self.slots = ({}, {})
+            self.results = [None, None]
+            self.entered = [0] * width  # collectives each lane has entered
 
     WARP_TIMEOUT_S = 120.0
     _warps: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # block manager -> {(block, warp): _Warp}
@@ -192,19 +199,19 @@ if SIMULATED:
         lane, warp = th.thread_id % 32, th.thread_id // 32
         width = min(32, dims[0] * dims[1] * dims[2] - 32 * warp)
         if width != 32:
-            raise RuntimeError(f"mma.sync needs a whole warp of 32 threads; warp {warp} of this block has {width}")
+            raise RuntimeError(f"warp-wide operations (mma.sync, shuffles) need a whole warp of 32 threads; warp "
+                               f"{warp} of this block has {width}")
         with _warps_lock:
             w = _warps.setdefault(th._manager, {}).setdefault((tuple(th.blockIdx), warp), _Warp(width))
-        w.slots[lane] = mine
+        parity = w.entered[lane] % 2
+        w.entered[lane] += 1
+        w.slots[parity][lane] = mine
         w.barrier.wait()
         with w.lock:
-            if w.result is None:
-                w.result = combine(w.slots)
-        out = pick(w.result, lane)
-        w.barrier.wait()  # everyone has read before any lane's next contribution
-        if lane == 0:  # lane 0 clears it before it reaches (and so before anyone passes) the next first barrier
-            w.result = None
-        return out
+            if w.results[parity] is None:
+                w.results[parity] = combine(w.slots[parity])
+                w.results[1 - parity] = None  # every lane has read the one before: it passed this barrier
+        return pick(w.results[parity], lane)
 
     def _tf32_value(bits):
         return float(_tf32_values(np.array([bits], dtype=np.uint32))[0])
@@ -344,6 +351,10 @@ if SIMULATED:
 
     def fence_proxy_async():
         """Nothing to order: the simulator's shared memory has one view."""
+
+    def shfl_xor(x, mask):
+        """x of lane (this lane ^ mask): every lane of the warp contributes its x."""
+        return _warp_collective(x, dict, lambda xs, lane: xs[lane ^ mask])
 
 elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir
     from numba_cuda_mlir._mlir import ir as mlir_ir
@@ -752,3 +763,10 @@ else:
             return builder.or_(field, ir.Constant(i64, 1 << 16 | (1024 >> 4) << 32 | 1 << 62))
 
         return types.uint64(addr), codegen
+
+    from .backend import cuda as _cuda
+
+    @_cuda.jit(device=True)
+    def shfl_xor(x, mask):
+        """x of lane (this lane ^ mask), the whole warp taking part (``cuda.shfl_xor_sync`` over all 32 lanes)."""
+        return _cuda.shfl_xor_sync(0xFFFFFFFF, x, mask)

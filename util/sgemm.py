@@ -22,7 +22,8 @@ This kernel keeps step 15's hot loop and changes what happens around it:
   search (``scripts/sgemm_ffma_order.py``: every order verified and timed on the GPU, the fastest kept).
 
 The strategy (tile, split, variant) comes from ``plan``: a documented cost rule (waves of blocks times the K
-tiles each block walks, plus the workspace traffic), not a table of shapes.
+tiles each block walks, plus the workspace traffic), not a table of shapes. For C with few rows or few columns,
+util.sgemm_thin has kernels that do only the FMAs C needs (``THINS``); ``plan`` takes one where ``tile=`` forces it.
 
     from util.sgemm import sgemm
     sgemm(a, b, c)                      # numba; a, b, c C-contiguous float32 device arrays
@@ -43,6 +44,8 @@ from .backend import SIMULATED, cuda
 from numba import float32, int64, uint32, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
 from .intrinsics import add_nsw, ldg128_at
 from .memory import cdiv
+from . import sgemm_thin
+from .sgemm_thin import THINS, Thin
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
 INT32_MAX = 2**31 - 1
@@ -188,7 +191,7 @@ class Plan:
     va: bool
     vb: bool
     wide: bool
-    tile: Tile = TILE
+    tile: Tile | Thin = TILE
     why: str = ""
 
     @property
@@ -204,7 +207,7 @@ class Plan:
     def shift_b(self) -> bool:
         """B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (``numba_kernel``'s
         ``shift_b``): where B takes 4-byte loads, a thread loads whole pieces (not spread) and n fills a tile."""
-        return b_by_pieces(self.vb, self.tile) and self.n >= self.tile.BN
+        return isinstance(self.tile, Tile) and b_by_pieces(self.vb, self.tile) and self.n >= self.tile.BN
 
     @property
     def workspace_floats(self) -> int:
@@ -259,7 +262,8 @@ def slice_counts(k: int, t: Tile) -> list[int]:
 
 @lru_cache(maxsize=4096)
 def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
-         aligned: tuple[bool, bool] = (True, True), wide: bool | None = None, tile: Tile | None = None) -> Plan:
+         aligned: tuple[bool, bool] = (True, True), wide: bool | None = None,
+         tile: Tile | Thin | None = None) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
@@ -273,12 +277,16 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     they leave none empty).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
+    ``tile`` may also be one of ``THINS`` (util.sgemm_thin: C with few rows or few columns, 4-byte loads), which
+    the rule does not choose by itself: its slices, unless forced, are the fewest that keep each within its
+    ``kmax`` and make ``THIN_BLOCKS_PER_SM`` blocks an SM (or the most there are).
     """
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
             raise ValueError(f"{name} must be an int in 1..2^31-1, got {v!r}")
-    if tile is not None and tile not in TILES:
-        raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}), got {tile!r}")
+    if tile is not None and tile not in TILES + THINS:
+        raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}) or THINS "
+                         f"({', '.join(t.name for t in THINS)}), got {tile!r}")
     m, n, k = int(m), int(n), int(k)
     sms = _sms() if sms is None else sms
 
@@ -287,6 +295,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         rows = tile.BM if tile else max(t.BM for t in TILES)
         raise ValueError(f"m = {m} needs more than {MAX_GRID_Y} row tiles of {rows} rows, the most one launch's "
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
+    if isinstance(tile, Thin):
+        return _thin_plan(m, n, k, tile, sms, splits, wide)
     if splits is not None:  # only the tiles that this many slices leave none empty
         most = max(min(cdiv(k, t.BK), MAX_SPLITS) for t in tiles)
         if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= most:
@@ -310,6 +320,32 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     va = k % 4 == 0 and aligned[0]
     vb = n % 4 == 0 and aligned[1]
     return Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why)
+
+
+THIN_BLOCKS_PER_SM = 4  # a Thin kernel's blocks an SM at its launch bounds: its slices aim at one such wave
+
+
+def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None) -> Plan:
+    """plan() for a forced Thin kernel: slices that leave none empty and none deeper than ``thin.kmax``."""
+    quanta = cdiv(k, thin.BK)
+    valid = [s for s in slice_counts(k, thin) if cdiv(quanta, s) * thin.BK <= thin.kmax]
+    if not valid:
+        raise ValueError(f"k = {k} needs more than MAX_SPLITS = {MAX_SPLITS} slices of at most {thin.kmax} for "
+                         f"{thin.name}: use a tile of util.sgemm.TILES")
+    if splits is None:  # the fewest that make a wave of blocks, or the most there are
+        blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
+        splits = next((s for s in valid if blocks * s >= THIN_BLOCKS_PER_SM * sms), valid[-1])
+    elif isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or int(splits) not in valid:
+        raise ValueError(f"splits={splits!r} does not fit {thin.name} on k = {k}: slices of whole {thin.BK}-step "
+                         f"quanta, at most {thin.kmax} deep, none empty, make one of {valid}")
+    splits = int(splits)
+    kslice = cdiv(quanta, splits) * thin.BK
+    # the largest offset formed (loaded or not): A's and B's staged and walking offsets end within kmax + 32 steps
+    # past k, the workspace
+    big = max(m * k + thin.kmax + 32, (k + thin.kmax + 32) * n, splits * m * n if splits > 1 else 0)
+    wide = big > INT32_MAX if wide is None else bool(wide)
+    why = f"{thin.name} kernel (forced), {splits} slice(s) of {kslice}"
+    return Plan(m, n, k, splits, kslice, False, False, wide, thin, why)
 
 
 # ---- numba ----------------------------------------------------------------------------------------------------
@@ -751,10 +787,11 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 
 
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
-          wide: bool | None = None, tile: Tile | None = None, order: str | None = None) -> Plan:
+          wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None) -> Plan:
     """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
-    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan, ``order``
-    the recorded order of the FMAs (tests, studies).
+    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (``tile``:
+    one of ``TILES``, or of ``THINS``, the kernels for C with few rows or columns), ``order`` the recorded order of
+    the FMAs (tests, studies).
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""
@@ -767,11 +804,13 @@ class Prepared:
     """One checked, planned C = A @ B, ready to launch again and again: ``g = prepare(a, b, c); g()``."""
 
     def __init__(self, a: Any, b: Any, c: Any, compiler: str = "numba", splits: int | None = None,
-                 wide: bool | None = None, tile: Tile | None = None, order: str | None = None) -> None:
+                 wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None) -> None:
         if compiler not in ("numba", "cuda_c"):
             raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
         if compiler == "cuda_c" and SIMULATED:
             raise RuntimeError("the C twin needs a GPU (the simulator runs numba kernels only)")
+        if order is not None and isinstance(tile, Thin):
+            raise ValueError(f"order is the order of the tiled kernels' FMAs; {tile.name} has none to choose")
         m, n, k, a, b, c = check_operands(a, b, c)
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile,
                              aligned=(_aligned16(a), _aligned16(b)))
@@ -780,11 +819,14 @@ class Prepared:
         if compiler == "numba":
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
-            self._main = numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b)[p.grid, p.tile.NT]
+            kernel = (sgemm_thin.numba_kernel(p.tile, p.wide) if isinstance(p.tile, Thin) else
+                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b))
+            self._main = kernel[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum
             self._sum = (total[_sum_blocks(m * n, vec), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
-            twin = c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b)
+            twin = (sgemm_thin.c_twin(p.tile, p.wide) if isinstance(p.tile, Thin) else
+                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b))
             self._args = (a, b, ws if ws is not None else c, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
@@ -800,7 +842,7 @@ class Prepared:
 
 
 def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
-            wide: bool | None = None, tile: Tile | None = None, order: str | None = None) -> Prepared:
+            wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None) -> Prepared:
     """Check and plan C = A @ B once; the returned object launches it (``g()``), as often as wanted."""
     return Prepared(a, b, c, compiler, splits, wide, tile, order)
 
@@ -816,7 +858,7 @@ def clear_cache() -> None:
 
 
 def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None,
-            tile: Tile | None, order: str | None) -> Prepared:
+            tile: Tile | Thin | None, order: str | None) -> Prepared:
     """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
     alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call. The
     last ``_CACHE_SIZE`` entries hold their arrays (so an id cannot be reused while its entry lives): their memory
@@ -871,7 +913,7 @@ def numba_sig() -> tuple:
 def register(reg: Any, name: str = "16 any shape", c_name: str | None = "16 C", **plan_options: Any) -> None:
     """Add the numba kernel (``sgemm``) and its C twin (``sgemm(compiler="cuda_c")``; not with ``c_name=None``)
     to a util.bench.Registry, each launched through ``sgemm`` with ``plan_options`` (``splits=1``: no split-K);
-    their static analysis reads the variant that 16-byte loads both operands."""
+    their static analysis reads the variant that 16-byte loads both operands (with ``tile`` a Thin, that kernel)."""
     from .bench import INTRINSICS
 
     def numba_launch(p):
@@ -881,11 +923,17 @@ def register(reg: Any, name: str = "16 any shape", c_name: str | None = "16 C", 
         sgemm(p.a, p.b, p.c, compiler="cuda_c", **plan_options)
 
     unused_grid = lambda mn, nthreads: 1  # noqa: E731 - the launch plans its own grid
-    reg.numba(name, numba_kernel(True, True, False, simulator=False), TILE.NT, unused_grid, flat=True,
-              sig=numba_sig(), jit_options={"launch_bounds": (TILE.NT, TILE.MINB)}, tags={INTRINSICS},
-              ffma=TILE.ffma, launch=numba_launch,
-              note="step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned; tile and "
-                   "split-K by plan()")
+    thin = plan_options.get("tile")
+    if isinstance(thin, Thin):
+        kernel, twin, bounds = sgemm_thin.numba_kernel(thin, False, simulator=False), sgemm_thin.c_twin(thin, False), 4
+        what, note = thin, f"the {thin.name} kernel for C with few {thin.kind} (util.sgemm_thin), forced"
+    else:
+        kernel, twin, bounds = numba_kernel(True, True, False, simulator=False), c_twin(True, True, False), TILE.MINB
+        what, note = TILE, ("step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned; tile and "
+                            "split-K by plan()")
+    reg.numba(name, kernel, what.NT, unused_grid, flat=True, sig=numba_sig(),
+              jit_options={"launch_bounds": (what.NT, bounds)}, tags={INTRINSICS}, ffma=what.ffma,
+              launch=numba_launch, note=note)
     if c_name is not None:
-        reg.cuda_c(c_name, c_twin(True, True, False), TILE.NT, unused_grid, twin_of=name, ffma=TILE.ffma,
-                   launch=c_launch, note=f"CUDA C twin of {name}: the same plan, the same workspace")
+        reg.cuda_c(c_name, twin, what.NT, unused_grid, twin_of=name, ffma=what.ffma, launch=c_launch,
+                   note=f"CUDA C twin of {name}: the same plan, the same workspace")

@@ -1,0 +1,97 @@
+"""util.sgemm_thin: the kernels for C with few rows or few columns. Correct in the simulator on edge shapes, slices
+and 64-bit offsets; forced through util.sgemm's plan only; the machine code each is for (sm_90 SASS: only the FMAs
+C needs, 4-byte loads of the large operand, the small one's values from shared memory, no local memory)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import util  # noqa: F401  first: without a GPU it switches numba to its simulator
+from util import sgemm as S
+from util import sgemm_thin as T
+from util.compile import cubin_from_ptx, numba_ptx
+from util.sass import analyze
+from util.verify import Problem
+
+pytestmark = pytest.mark.skipif(not util.SIMULATED, reason="small sizes for numba's simulator; the GPU probe is "
+                                                           "scripts/sgemm_thin_probe.py")
+
+
+@pytest.mark.parametrize("shape, thin, options", [
+    ((1, 130, 37), T.Thin("rows", 1), {}),                 # one row; a column block past n; a partial group of k
+    ((3, 129, 70), T.Thin("rows", 4), {"splits": 2}),      # m < W: rows clamped; two slices, the sum
+    ((17, 60, 9), T.Thin("rows", 16), {}),                 # two row blocks, the second with one row
+    ((2, 5, 1), T.Thin("rows", 2), {}),                    # K = 1: one partial group
+    ((8, 40, 40), T.Thin("rows", 8), {"wide": True}),      # 64-bit offsets
+    ((70, 1, 45), T.Thin("cols", 1), {}),                  # one column; a partial pass of k
+    ((3, 2, 70), T.Thin("cols", 2), {"splits": 3, "wide": True}),  # rows clamped, three slices, 64-bit
+    ((5, 17, 33), T.Thin("cols", 16), {}),                 # two column blocks, the second with one column
+])
+def test_thin_kernels_are_correct(shape, thin, options):
+    p = Problem(*shape, seed=7)
+    p.poison()
+    used = S.sgemm(p.a, p.b, p.c, tile=thin, **options)
+    check = p.check()
+    assert check.correct, f"{shape} {thin.name} {options} -> {used}: {check}"
+    assert used.tile == thin and used.kslice <= thin.kmax
+    for key, value in options.items():
+        assert getattr(used, key) == value
+
+
+def test_the_plan_takes_a_thin_kernel_only_when_forced():
+    for shape in [(1, 4096, 4096), (16, 8192, 8192), (4096, 8, 4096), (3, 3, 3)]:
+        assert S.plan(*shape, sms=132).tile in S.TILES
+    p = S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16))
+    assert (p.va, p.vb, p.shift_b) == (False, False, False) and p.variant == "scalar"
+    for shape, thin in [((16, 4096, 4096), T.Thin("rows", 16)), ((1, 300, 100000), T.Thin("rows", 1)),
+                        ((4096, 16, 4096), T.Thin("cols", 16)), ((9, 9, 1), T.Thin("cols", 8))]:
+        p = S.plan(*shape, sms=132, tile=thin)
+        m, n, k = shape
+        assert p.kslice % thin.BK == 0 and p.kslice <= thin.kmax
+        assert (p.splits - 1) * p.kslice < k <= p.splits * p.kslice, p  # none empty, all of K
+        # of the slice counts that leave none empty and none deeper than kmax, the fewest that make a wave of
+        # THIN_BLOCKS_PER_SM blocks an SM (or the most there are)
+        valid = [s for s in S.slice_counts(k, thin) if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK <= thin.kmax]
+        blocks, wave = math.ceil(m / thin.BM) * math.ceil(n / thin.BN), S.THIN_BLOCKS_PER_SM * 132
+        assert p.splits in valid and (blocks * p.splits >= wave or p.splits == valid[-1]), p
+        assert all(blocks * s < wave for s in valid if s < p.splits), p
+    with pytest.raises(ValueError, match="does not fit rows/4"):
+        S.plan(4, 100, 40, tile=T.Thin("rows", 4), splits=7)  # 10 groups of 4 k-steps in slices of 2 make 5
+    with pytest.raises(ValueError, match="MAX_SPLITS"):
+        S.plan(1, 8, 600000, tile=T.Thin("cols", 16))          # slices of at most 256: more than 256 of them
+    with pytest.raises(ValueError, match="THINS"):
+        S.plan(4, 4, 4, tile=S.Tile(BM=32))
+    with pytest.raises(ValueError, match="W must be one of"):
+        T.Thin("rows", 3)
+
+
+def test_a_thin_kernel_refuses_an_fma_order_and_writes_nothing():
+    p = Problem(4, 8, 8)
+    p.poison()
+    with pytest.raises(ValueError, match="has none to choose"):
+        S.sgemm(p.a, p.b, p.c, tile=T.Thin("rows", 4), order="row")
+    assert np.isnan(p.c.copy_to_host()).all()
+
+
+@pytest.mark.parametrize("thin", [T.Thin("rows", 1), T.Thin("rows", 16), T.Thin("cols", 1), T.Thin("cols", 16)])
+def test_thin_machine_code(thin):
+    """The hot loop does the FMAs of a group of 4 k-steps (rows: W x 4 columns each) or a pass of 4 (cols: R rows
+    x W columns), no more; the large operand arrives by 4-byte loads (16 a group for rows, 4 R a pass for cols);
+    the small one's values from shared memory, 16 bytes at once where a group reads 4 (rows) or W >= 4 (cols); no
+    float64, no local memory; the same for the C twin."""
+    numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(thin, False, simulator=False), S.numba_sig(),
+                                           launch_bounds=(thin.NT, 4)))
+    for cubin, name in ((numba_cubin, None), (T.c_twin(thin, False).cubin("sm_90"), f"gemm_{thin.kind}_c")):
+        report = analyze(cubin, name)
+        loop, ops = report.hot_loop, report.hot_loop.opcodes
+        assert report.spills == "none" and not any(op.startswith(("LDL", "STL")) for op in ops), name
+        assert loop.count("f64") == 0
+        big = {op: n for op, n in ops.items() if op.startswith("LDG")}
+        if thin.kind == "rows":
+            assert loop.ffma == 16 * thin.W and sum(big.values()) == 16
+            assert ops["LDS.128"] == thin.W and not any(op.startswith("LDS") and op != "LDS.128" for op in ops)
+        else:
+            assert loop.ffma == 4 * thin.R * thin.W and sum(big.values()) == 4 * thin.R
+            assert ops["LDS.128" if thin.W >= 4 else "LDS"] == 4 * max(1, thin.W // 4)
+        assert set(big) <= {"LDG.E", "LDG.E.CONSTANT"}, big  # 4 bytes each

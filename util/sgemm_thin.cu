@@ -1,0 +1,194 @@
+// CUDA C twins of util/sgemm_thin.py's numba kernels: SGEMM where C has few rows (THIN_ROWS) or few columns
+// (THIN_COLS), the large operand read once, coalesced, with 4-byte loads; the same algorithm, line for line.
+// Macros: W (rows / columns of C a block computes), WIDE (64-bit offsets), KP (the deepest K slice: Thin.kmax),
+// SHARED_FLOATS, NW (warps a block); THIN_COLS also R (rows a lane) and WP (a k-step's padded row of B).
+#if WIDE
+typedef long long off_t_;
+#else
+typedef int off_t_;
+#endif
+#define NT (32 * NW)
+
+#ifdef THIN_ROWS
+#define JPR (KP / NT)  // elements of a row of A's slice a thread stages
+#define SJ (W * JPR)
+
+// the FMAs of k-steps k4 .. k4 + 3 (B's rows in bv; A's from shared memory, 4 values of a row at once)
+__device__ __forceinline__ void group(float (&acc)[W][4], const float (&bv)[4][4], const float* sh, unsigned k4) {
+    #pragma unroll
+    for (int i = 0; i < W; ++i) {
+        const float4 av = *reinterpret_cast<const float4*>(sh + i * KP + k4);
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            acc[i][c] += av.x * bv[0][c];
+            acc[i][c] += av.y * bv[1][c];
+            acc[i][c] += av.z * bv[2][c];
+            acc[i][c] += av.w * bv[3][c];
+        }
+    }
+}
+
+// C's rows r0 .. r0 + W, columns c0 .. c0 + 128, over slice blockIdx.z of K, into out[blockIdx.z]
+extern "C" __global__ void __launch_bounds__(NT, 4)
+gemm_rows_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int m, int n, int k, int kslice) {
+    __shared__ __align__(16) float sh[SHARED_FLOATS];
+    const unsigned t = threadIdx.x, lane = t % 32, w = t / 32;
+    const off_t_ r0 = (off_t_)blockIdx.y * W, c0 = (off_t_)blockIdx.x * 128, kb = (off_t_)blockIdx.z * kslice;
+    const off_t_ ks = min(kb + kslice, (off_t_)k) - kb, kpad = (ks + 3) / 4 * 4;
+    // A[r0 + i, kb + q] -> sh[i * KP + q] for q < kpad (zeros from ks on; a row past m: the last row), loads first
+    float v[SJ];
+    #pragma unroll
+    for (int j = 0; j < SJ; ++j) {
+        const off_t_ q = t + NT * (j % JPR), row = min(r0 + j / JPR, (off_t_)m - 1);
+        v[j] = q < ks ? a[row * k + kb + q] : 0.0f;
+    }
+    #pragma unroll
+    for (int j = 0; j < SJ; ++j) {
+        const off_t_ q = t + NT * (j % JPR);
+        if (q < kpad) sh[j / JPR * KP + (unsigned)q] = v[j];
+    }
+    off_t_ col[4];  // this lane's columns c0 + lane + 32 c, clamped to the last (their results are not stored)
+    #pragma unroll
+    for (int c = 0; c < 4; ++c) col[c] = min(c0 + lane + 32 * c, (off_t_)n - 1);
+    float acc[W][4], bv[4][4];
+    #pragma unroll
+    for (int i = 0; i < W; ++i)
+        #pragma unroll
+        for (int c = 0; c < 4; ++c) acc[i][c] = 0.0f;
+    __syncthreads();
+    const off_t_ full = ks / 4, step = (off_t_)(4 * NW) * n;  // whole groups of 4 k-steps: warp w takes w, w + 4, ...
+    off_t_ g = w, pb = (kb + 4 * g) * n;
+    for (; g < full; g += NW, pb += step) {
+        #pragma unroll
+        for (int u = 0; u < 4; ++u)
+            #pragma unroll
+            for (int c = 0; c < 4; ++c) bv[u][c] = b[pb + u * (off_t_)n + col[c]];
+        group(acc, bv, sh, (unsigned)(4 * g));
+    }
+    if (4 * g < ks) {  // the slice's last, partial group: its k-steps past ks are zeros in A's slice
+        #pragma unroll
+        for (int u = 0; u < 4; ++u)
+            #pragma unroll
+            for (int c = 0; c < 4; ++c) bv[u][c] = 4 * g + u < ks ? b[pb + u * (off_t_)n + col[c]] : 0.0f;
+        group(acc, bv, sh, (unsigned)(4 * g));
+    }
+    // warps 1, 2, 3 hand their sums to warp 0 through the same shared buffer, which adds them in that order
+    __syncthreads();
+    if (w > 0) {
+        #pragma unroll
+        for (int i = 0; i < W; ++i)
+            #pragma unroll
+            for (int c = 0; c < 4; ++c) sh[(w - 1) * (W * 128) + i * 128 + c * 32 + lane] = acc[i][c];
+    }
+    __syncthreads();
+    if (w > 0) return;
+    #pragma unroll
+    for (int h = 0; h < NW - 1; ++h)
+        #pragma unroll
+        for (int i = 0; i < W; ++i)
+            #pragma unroll
+            for (int c = 0; c < 4; ++c) acc[i][c] += sh[h * W * 128 + i * 128 + c * 32 + lane];
+    const off_t_ base = (off_t_)blockIdx.z * m * n;
+    #pragma unroll
+    for (int i = 0; i < W; ++i) {
+        const off_t_ row = r0 + i;
+        if (row < m) {
+            #pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                const off_t_ cc = c0 + lane + 32 * c;
+                if (cc < n) out[base + row * n + cc] = acc[i][c];
+            }
+        }
+    }
+}
+#endif
+
+#ifdef THIN_COLS
+#define SJ (KP * W / NT)  // elements of B's slice a thread stages
+
+// the FMAs of this lane's k-step q (A's values for its R rows in av; B's row q from shared memory)
+__device__ __forceinline__ void step(float (&acc)[R][W], const float (&av)[R], const float* sh, unsigned q) {
+    float bw[W];
+    #pragma unroll
+    for (int j = 0; j < W; ++j) bw[j] = sh[q * WP + j];
+    #pragma unroll
+    for (int ri = 0; ri < R; ++ri)
+        #pragma unroll
+        for (int j = 0; j < W; ++j) acc[ri][j] += av[ri] * bw[j];
+}
+
+// C's rows r0 .. r0 + 16 R, columns c0 .. c0 + W, over slice blockIdx.z of K, into out[blockIdx.z]
+extern "C" __global__ void __launch_bounds__(NT, 4)
+gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int m, int n, int k, int kslice) {
+    __shared__ __align__(16) float sh[SHARED_FLOATS];
+    const unsigned t = threadIdx.x, lane = t % 32, w = t / 32, kr = lane % 8;
+    const off_t_ r0 = (off_t_)blockIdx.y * (4 * NW * R) + (w * (4 * R) + lane / 8);  // this lane's rows r0 + 4 ri
+    const off_t_ c0 = (off_t_)blockIdx.x * W, kb = (off_t_)blockIdx.z * kslice;
+    const off_t_ ks = min(kb + kslice, (off_t_)k) - kb, kpad = (ks + 31) / 32 * 32;
+    // B[kb + q, c0 + j] -> sh[q * WP + j] for q < kpad (zeros from ks on and past column n), the loads first
+    float v[SJ];
+    #pragma unroll
+    for (int s = 0; s < SJ; ++s) {
+        const unsigned e = t + NT * s;
+        const off_t_ q = e / W, col = c0 + e % W;
+        v[s] = q < ks && col < n ? b[(kb + q) * n + col] : 0.0f;
+    }
+    #pragma unroll
+    for (int s = 0; s < SJ; ++s) {
+        const unsigned e = t + NT * s;
+        if ((off_t_)(e / W) < kpad) sh[e / W * WP + e % W] = v[s];
+    }
+    off_t_ pa[R];  // walking offsets of this lane's rows of A (a row past m: the last row; not stored)
+    #pragma unroll
+    for (int ri = 0; ri < R; ++ri) pa[ri] = min(r0 + 4 * ri, (off_t_)m - 1) * k + kb + kr;
+    float acc[R][W], av[4][R];
+    #pragma unroll
+    for (int ri = 0; ri < R; ++ri)
+        #pragma unroll
+        for (int j = 0; j < W; ++j) acc[ri][j] = 0.0f;
+    __syncthreads();
+    const off_t_ full = ks / 32;  // whole passes of 32 k-steps: 4 steps of 8 lanes
+    off_t_ p = 0;
+    for (; p < full; ++p) {
+        #pragma unroll
+        for (int u = 0; u < 4; ++u)
+            #pragma unroll
+            for (int ri = 0; ri < R; ++ri) av[u][ri] = a[pa[ri] + 8 * u];
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) step(acc, av[u], sh, (unsigned)(32 * p) + 8 * u + kr);
+        #pragma unroll
+        for (int ri = 0; ri < R; ++ri) pa[ri] += 32;
+    }
+    if (32 * p < ks) {  // the last, partial pass: k-steps past ks are zeros in B's slice, and not loaded of A
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            const bool live = 32 * p + 8 * u + kr < ks;
+            #pragma unroll
+            for (int ri = 0; ri < R; ++ri) av[u][ri] = live ? a[pa[ri] + 8 * u] : 0.0f;
+        }
+        #pragma unroll
+        for (int u = 0; u < 4; ++u) step(acc, av[u], sh, (unsigned)(32 * p) + 8 * u + kr);
+    }
+    // the 8 lanes along k add their sums: each gets the same, in the same order
+    #pragma unroll
+    for (int ri = 0; ri < R; ++ri)
+        #pragma unroll
+        for (int j = 0; j < W; ++j) {
+            float x = acc[ri][j];
+            x += __shfl_xor_sync(0xffffffffu, x, 1);
+            x += __shfl_xor_sync(0xffffffffu, x, 2);
+            x += __shfl_xor_sync(0xffffffffu, x, 4);
+            acc[ri][j] = x;
+        }
+    const off_t_ base = (off_t_)blockIdx.z * m * n;  // lane kr stores the columns j with j % 8 == kr
+    #pragma unroll
+    for (int ri = 0; ri < R; ++ri) {
+        const off_t_ row = r0 + 4 * ri;
+        if (row < m) {
+            #pragma unroll
+            for (int j = 0; j < W; ++j)
+                if (kr == j % 8 && c0 + j < n) out[base + row * n + c0 + j] = acc[ri][j];
+        }
+    }
+}
+#endif

@@ -1,0 +1,337 @@
+"""SGEMM where C has few rows or few columns: kernels that read the large operand once, coalesced.
+
+``util.sgemm``'s tiled kernel computes whole tiles of 64 or 128 rows and columns. With m = 16 its 64-row tile does
+four times the FMAs C needs, with m = 1 sixty-four times; yet such a problem is bound by reading B once (k * n
+floats): 2 m n k FLOPs over 4 k n bytes is m / 2 FLOP a byte, under an H200's ~10 (51 TFLOP/s over ~4.8 TB/s)
+until m is about 20. The same holds for n by symmetry, with A read once. Two kernels do only the FMAs C needs and
+keep the large operand's loads coalesced and in flight:
+
+- ``rows`` (few rows of C: m small): a block computes W rows x 128 columns of C over a slice of K. It stages its
+  slice of A (W x kslice) in shared memory once; each lane takes 4 columns 32 apart, so that a warp's 4-byte load
+  reads 128 contiguous bytes of a row of B whatever n's alignment; the 4 warps take every fourth group of 4
+  k-steps (16 loads of B a group in flight) and reading a group's 4 values of a row of A is one 16-byte
+  shared load that every lane shares. At the end warps 1, 2, 3 hand their sums to warp 0 through shared memory,
+  which adds them in that order.
+- ``cols`` (few columns of C: n small): a block computes 16 R rows x W columns of C over a slice of K. It stages
+  its slice of B (kslice x W, rows padded so that 8 lanes' 16-byte reads hit different banks) in shared memory;
+  a warp's lanes are 8 along k by 4 along rows (a warp's 4-byte load reads 32 contiguous bytes of each of 4 rows of
+  A), each lane R rows 4 apart, 4 steps of 8 k a pass (4 R loads in flight). At the end the 8 lanes along k add
+  their sums by shuffles (xor 1, 2, 4: every lane gets the same sums, in the same order).
+
+K is split over blockIdx.z into slices of at most ``Thin.kmax`` k-steps (what the shared buffer holds); the
+slices' sums go through ``util.sgemm``'s workspace and split-K sum. A row of A or a column of B past the matrix is
+loaded clamped (its results are not stored); k-steps past the slice are zeros. Every load is 4 bytes: the
+kernels need no alignment and have no alignment variants. The C twins are util/sgemm_thin.cu.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .backend import SIMULATED, cuda
+
+TWIN_SOURCE = Path(__file__).with_name("sgemm_thin.cu")
+KINDS = ("rows", "cols")
+WIDTHS = (1, 2, 4, 8, 16)
+STAGED = 32  # floats of the small operand's slice a thread stages (all its loads in flight at once)
+NW = 4  # warps a block
+
+
+@dataclass(frozen=True)
+class Thin:
+    """One of the two kernels for C with few rows (``kind="rows"``) or few columns (``"cols"``), computing ``W`` of
+    them a block. The attributes util.sgemm's plan reads of a tile: ``BM`` x ``BN`` (the block's part of C),
+    ``BK`` (the quantum of a K slice), ``NT`` (threads), ``name``."""
+
+    kind: str
+    W: int
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.W not in WIDTHS:
+            raise ValueError(f"W must be one of {WIDTHS}, got {self.W!r}")
+
+    NT = 32 * NW
+
+    @property
+    def R(self) -> int:
+        """``cols``: rows of C a lane computes: the most (up to 8) whose R * W sums and 4 R loads in flight take at
+        most 80 registers."""
+        return max(r for r in (1, 2, 4, 8) if r * (self.W + 4) <= 80)
+
+    @property
+    def BM(self) -> int:
+        return self.W if self.kind == "rows" else 4 * NW * self.R
+
+    @property
+    def BN(self) -> int:
+        return 128 if self.kind == "rows" else self.W
+
+    @property
+    def BK(self) -> int:
+        """K slices are whole multiples of this: a group of 4 k-steps (rows), a pass of 32 (cols)."""
+        return 4 if self.kind == "rows" else 32
+
+    @property
+    def WP(self) -> int:
+        """``cols``: floats a k-step's row of B takes in shared memory (padded from 8 up: the 8 lanes along k read
+        16-byte pieces in different banks)."""
+        return self.W + 4 if self.W >= 8 else self.W
+
+    @property
+    def kmax(self) -> int:
+        """The deepest K slice: the small operand's slice is W x kmax floats, STAGED a thread (for ``rows`` with
+        W = 16, twice that: its hot loop takes ~120 registers anyway, and a deeper slice halves the workspace)."""
+        return max(512, STAGED * self.NT // self.W) if self.kind == "rows" else STAGED * self.NT // self.W
+
+    @property
+    def shared_floats(self) -> int:
+        """The block's shared buffer: the small operand's slice; for ``rows`` then warps 1..3's sums."""
+        if self.kind == "rows":
+            return max(self.W * self.kmax, (NW - 1) * self.W * 128)
+        return self.kmax * self.WP
+
+    @property
+    def ffma(self) -> int:
+        """FFMA a thread does per k-step."""
+        return 4 * self.W if self.kind == "rows" else self.R * self.W
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}/{self.W}"
+
+
+THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
+
+
+def thin_for(m: int, n: int, kind: str) -> Thin:
+    """The narrowest kernel of ``kind`` whose block covers C's few rows (``rows``: m) or columns (``cols``: n);
+    beyond 16, blocks of 16 side by side."""
+    few = m if kind == "rows" else n
+    return Thin(kind, next((w for w in WIDTHS if w >= few), WIDTHS[-1]))
+
+
+# ---- numba ----------------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED):
+    """The numba kernel ``gemm(a, b, out, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major) arrays, with the
+    signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C itself when there is
+    one). ``wide``: 64-bit offsets. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no alignment
+    of shared arrays)."""
+    return (_rows if thin.kind == "rows" else _cols)(thin, bool(wide), simulator)
+
+
+def _rows(thin: Thin, wide: bool, simulator: bool):
+    from numba import float32, int32, int64, uint32
+
+    from .intrinsics import add_nsw, at
+
+    W, KP, NT, SH = thin.W, thin.kmax, thin.NT, thin.shared_floats
+    JPR = KP // NT  # elements of a row of A's slice a thread stages
+    SJ = W * JPR  # all that it stages
+    OFF = int64 if wide else int32
+    ALIGN = None if simulator else 16
+
+    @cuda.jit(device=True)
+    def group(acc, bv, sh, k4):
+        """The FMAs of k-steps k4 .. k4 + 3 (B's rows in bv; A's from shared memory, 4 values of a row at once)."""
+        for i in range(W):
+            a0 = sh[uint32(i * KP) + k4]
+            a1 = sh[uint32(i * KP + 1) + k4]
+            a2 = sh[uint32(i * KP + 2) + k4]
+            a3 = sh[uint32(i * KP + 3) + k4]
+            for c in range(4):
+                acc[i, c] += a0 * bv[0, c]
+                acc[i, c] += a1 * bv[1, c]
+                acc[i, c] += a2 * bv[2, c]
+                acc[i, c] += a3 * bv[3, c]
+
+    def gemm(a, b, out, m, n, k, kslice):
+        """C's rows r0 .. r0 + W, columns c0 .. c0 + 128, over slice blockIdx.z of K, into out[blockIdx.z]."""
+        sh = cuda.shared.array(SH, float32, alignment=ALIGN)
+        t = uint32(cuda.threadIdx.x)
+        lane = t % uint32(32)
+        w = t // uint32(32)
+        mm, nn, kk = OFF(m), OFF(n), OFF(k)
+        r0 = OFF(cuda.blockIdx.y) * OFF(W)
+        c0 = OFF(cuda.blockIdx.x) * OFF(128)
+        kb = OFF(OFF(cuda.blockIdx.z) * OFF(kslice))
+        ks = OFF(min(kb + OFF(kslice), kk) - kb)  # this slice's k-steps
+        kpad = OFF((ks + OFF(3)) // OFF(4) * OFF(4))
+        # A[r0 + i, kb + q] -> sh[i * KP + q] for q < kpad (zeros from ks on; a row past m: the last row), the
+        # loads first, so that all are in flight at once
+        v = cuda.local.array(SJ, float32)
+        for j in range(SJ):
+            q = OFF(t) + OFF(NT * (j % JPR))
+            row = min(r0 + OFF(j // JPR), mm - OFF(1))
+            v[j] = at(a, row * kk + kb + q) if q < ks else float32(0.0)
+        for j in range(SJ):
+            q = OFF(t) + OFF(NT * (j % JPR))
+            if q < kpad:
+                sh[uint32(j // JPR * KP) + uint32(q)] = v[j]
+        # this lane's columns c0 + lane + 32 c, clamped to the last (their results are not stored)
+        col = cuda.local.array(4, OFF)
+        for c in range(4):
+            col[c] = OFF(min(c0 + OFF(lane) + OFF(32 * c), nn - OFF(1)))
+        nu = cuda.local.array(4, OFF)  # offsets of B's rows 0..3 of a group from its first
+        for u in range(4):
+            nu[u] = OFF(OFF(u) * nn)
+        acc = cuda.local.array((W, 4), float32)
+        for i in range(W):
+            for c in range(4):
+                acc[i, c] = float32(0.0)
+        bv = cuda.local.array((4, 4), float32)
+        cuda.syncthreads()
+        full = OFF(ks // OFF(4))  # whole groups of 4 k-steps; warp w takes groups w, w + 4, ...
+        g = OFF(w)
+        pb = OFF((kb + OFF(4) * g) * nn)  # the offset of B's row kb + 4 g
+        step = OFF(OFF(4 * NW) * nn)
+        while g < full:
+            for u in range(4):
+                pu = add_nsw(pb, nu[u])
+                for c in range(4):
+                    bv[u, c] = at(b, add_nsw(pu, col[c]))
+            group(acc, bv, sh, uint32(OFF(4) * g))
+            pb = add_nsw(pb, step)
+            g = add_nsw(g, OFF(NW))
+        if OFF(4) * g < ks:  # the slice's last, partial group: its k-steps past ks are zeros in A's slice
+            for u in range(4):
+                pu = add_nsw(pb, nu[u])
+                for c in range(4):
+                    bv[u, c] = at(b, add_nsw(pu, col[c])) if OFF(4) * g + OFF(u) < ks else float32(0.0)
+            group(acc, bv, sh, uint32(OFF(4) * g))
+        # warps 1, 2, 3 hand their sums to warp 0 through the same shared buffer, which adds them in that order
+        cuda.syncthreads()
+        if w > 0:
+            for i in range(W):
+                for c in range(4):
+                    sh[(w - uint32(1)) * uint32(W * 128) + uint32(i * 128 + c * 32) + lane] = acc[i, c]
+        cuda.syncthreads()
+        if w > 0:
+            return
+        for h in range(NW - 1):
+            for i in range(W):
+                for c in range(4):
+                    acc[i, c] += sh[uint32(h * W * 128 + i * 128 + c * 32) + lane]
+        base = OFF(OFF(cuda.blockIdx.z) * mm * nn)
+        for i in range(W):
+            row = OFF(r0 + OFF(i))
+            if row < mm:
+                for c in range(4):
+                    cc = c0 + OFF(lane) + OFF(32 * c)
+                    if cc < nn:
+                        out[base + row * nn + cc] = acc[i, c]
+
+    return cuda.jit(launch_bounds=(NT, 4))(gemm)
+
+
+def _cols(thin: Thin, wide: bool, simulator: bool):
+    from numba import float32, int32, int64, uint32
+
+    from .intrinsics import add_nsw, at, shfl_xor
+
+    W, R, WP, KP, NT, SH = thin.W, thin.R, thin.WP, thin.kmax, thin.NT, thin.shared_floats
+    SJ = KP * W // NT  # elements of B's slice a thread stages
+    OFF = int64 if wide else int32
+    ALIGN = None if simulator else 16
+
+    @cuda.jit(device=True)
+    def step(acc, av, sh, q, u):
+        """The FMAs of this lane's k-step q (A's values for its R rows in av[u]; B's row q from shared memory)."""
+        bw = cuda.local.array(W, float32)
+        for j in range(W):
+            bw[j] = sh[q * uint32(WP) + uint32(j)]
+        for ri in range(R):
+            for j in range(W):
+                acc[ri, j] += av[u, ri] * bw[j]
+
+    def gemm(a, b, out, m, n, k, kslice):
+        """C's rows r0 .. r0 + 16 R, columns c0 .. c0 + W, over slice blockIdx.z of K, into out[blockIdx.z]."""
+        sh = cuda.shared.array(SH, float32, alignment=ALIGN)
+        t = uint32(cuda.threadIdx.x)
+        lane = t % uint32(32)
+        w = t // uint32(32)
+        kr = lane % uint32(8)  # this lane's k-steps: kr, kr + 8, ... of the slice
+        mm, nn, kk = OFF(m), OFF(n), OFF(k)
+        # this lane's rows: r0 + 4 ri for ri < R
+        r0 = OFF(OFF(cuda.blockIdx.y) * OFF(4 * NW * R) + OFF(w * uint32(4 * R) + lane // uint32(8)))
+        c0 = OFF(OFF(cuda.blockIdx.x) * OFF(W))
+        kb = OFF(OFF(cuda.blockIdx.z) * OFF(kslice))
+        ks = OFF(min(kb + OFF(kslice), kk) - kb)
+        kpad = OFF((ks + OFF(31)) // OFF(32) * OFF(32))
+        # B[kb + q, c0 + j] -> sh[q * WP + j] for q < kpad (zeros from ks on and past column n), the loads first
+        v = cuda.local.array(SJ, float32)
+        for s in range(SJ):
+            e = t + uint32(NT * s)
+            q = OFF(e // uint32(W))
+            col = c0 + OFF(e % uint32(W))
+            v[s] = at(b, (kb + q) * nn + col) if q < ks and col < nn else float32(0.0)
+        for s in range(SJ):
+            e = t + uint32(NT * s)
+            if OFF(e // uint32(W)) < kpad:
+                sh[e // uint32(W) * uint32(WP) + e % uint32(W)] = v[s]
+        # walking offsets of this lane's rows of A (a row past m: the last row; its results are not stored)
+        pa = cuda.local.array(R, OFF)
+        for ri in range(R):
+            pa[ri] = OFF(min(r0 + OFF(4 * ri), mm - OFF(1)) * kk + kb + OFF(kr))
+        acc = cuda.local.array((R, W), float32)
+        for ri in range(R):
+            for j in range(W):
+                acc[ri, j] = float32(0.0)
+        av = cuda.local.array((4, R), float32)
+        cuda.syncthreads()
+        full = OFF(ks // OFF(32))  # whole passes of 32 k-steps: 4 steps of 8 lanes
+        p = OFF(0)
+        while p < full:
+            for u in range(4):
+                for ri in range(R):
+                    av[u, ri] = at(a, add_nsw(pa[ri], OFF(8 * u)))
+            for u in range(4):
+                step(acc, av, sh, uint32(OFF(32) * p) + uint32(8 * u) + kr, u)
+            for ri in range(R):
+                pa[ri] = add_nsw(pa[ri], OFF(32))
+            p = add_nsw(p, OFF(1))
+        if OFF(32) * p < ks:  # the last, partial pass: k-steps past ks are zeros in B's slice, and not loaded of A
+            for u in range(4):
+                live = OFF(32) * p + OFF(8 * u) + OFF(kr) < ks
+                for ri in range(R):
+                    av[u, ri] = at(a, add_nsw(pa[ri], OFF(8 * u))) if live else float32(0.0)
+            for u in range(4):
+                step(acc, av, sh, uint32(OFF(32) * p) + uint32(8 * u) + kr, u)
+        # the 8 lanes along k add their sums: each gets the same, in the same order
+        for ri in range(R):
+            for j in range(W):
+                x = acc[ri, j]
+                x += shfl_xor(x, 1)
+                x += shfl_xor(x, 2)
+                x += shfl_xor(x, 4)
+                acc[ri, j] = x
+        # lane kr stores the columns j with j % 8 == kr
+        base = OFF(OFF(cuda.blockIdx.z) * mm * nn)
+        for ri in range(R):
+            row = OFF(r0 + OFF(4 * ri))
+            if row < mm:
+                for j in range(W):
+                    if kr == uint32(j % 8) and c0 + OFF(j) < nn:
+                        out[base + row * nn + c0 + OFF(j)] = acc[ri, j]
+
+    return cuda.jit(launch_bounds=(NT, 4))(gemm)
+
+
+# ---- the C twin ------------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def c_twin(thin: Thin, wide: bool):
+    """The C twin of ``numba_kernel(thin, wide)``: util/sgemm_thin.cu with that kernel's macros."""
+    from .cuda_c import CudaC
+
+    options = [f"-DTHIN_{thin.kind.upper()}=1", f"-DW={thin.W}", f"-DWIDE={int(bool(wide))}",
+               f"-DKP={thin.kmax}", f"-DSHARED_FLOATS={thin.shared_floats}", f"-DNW={NW}"]
+    if thin.kind == "cols":
+        options += [f"-DR={thin.R}", f"-DWP={thin.WP}"]
+    return CudaC.from_file(TWIN_SOURCE, f"gemm_{thin.kind}_c", options=options)
+
