@@ -2,8 +2,8 @@
 
 ``util.sgemm``'s tiled kernel computes whole tiles of 64 or 128 rows and columns. With m = 16 its 64-row tile does
 four times the FMAs C needs, with m = 1 sixty-four times; yet such a problem is bound by reading B once (k * n
-floats): 2 m n k FLOPs over 4 k n bytes is m / 2 FLOP a byte, under an H200's ~10 (51 TFLOP/s over ~4.8 TB/s)
-until m is about 20. The same holds for n by symmetry, with A read once. Two kernels do only the FMAs C needs and
+floats): 2 m n k FLOPs over 4 k n bytes is m / 2 FLOP a byte, under an H200's ~12 (51 TFLOP/s over its measured
+4.3 TB/s copy rate) until m is about 24. The same holds for n by symmetry, with A read once. Two kernels do only the FMAs C needs and
 keep the large operand's loads coalesced and in flight:
 
 - ``rows`` (few rows of C: m small): a block computes W rows x 128 columns of C over a slice of K. It stages its
@@ -83,8 +83,8 @@ class Thin:
 
     @property
     def kmax(self) -> int:
-        """The deepest K slice: the small operand's slice is W x kmax floats, STAGED a thread (for ``rows`` with
-        W = 16, twice that: its hot loop takes ~120 registers anyway, and a deeper slice halves the workspace)."""
+        """The deepest K slice: the small operand's slice, W x kmax floats, is STAGED floats a thread (for ``rows``
+        with W = 16 twice that: its hot loop takes ~120 registers anyway, and a deeper slice halves the workspace)."""
         return max(512, STAGED * self.NT // self.W) if self.kind == "rows" else STAGED * self.NT // self.W
 
     @property
