@@ -57,7 +57,7 @@ def main() -> None:
     for i, (m, n, k) in enumerate(shapes):
         thin = T.thin_for(m, n, "rows" if m <= n else "cols")
         planned = S.plan(m, n, k, tile=thin)
-        valid = [s for s in S.slice_counts(k, thin) if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK <= thin.kmax]
+        valid = S.thin_slice_counts(k, thin)
         ladder = sorted({min(valid, key=lambda v: abs(v - f * planned.splits)) for f in LADDER} - {planned.splits})
         reg = Registry()
         S.register(reg, "plan", "plan C")

@@ -322,13 +322,18 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     return Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why)
 
 
-THIN_BLOCKS_PER_SM = 4  # a Thin kernel's blocks an SM at its launch bounds: its slices aim at one such wave
+THIN_BLOCKS_PER_SM = Thin.MINB  # a Thin kernel's blocks an SM at its launch bounds: its slices aim at one wave
+
+
+def thin_slice_counts(k: int, thin: Thin) -> list[int]:
+    """The numbers of K slices a Thin kernel can take: none empty (``slice_counts``), none deeper than its kmax."""
+    return [s for s in slice_counts(k, thin) if cdiv(cdiv(k, thin.BK), s) * thin.BK <= thin.kmax]
 
 
 def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None) -> Plan:
     """plan() for a forced Thin kernel: slices that leave none empty and none deeper than ``thin.kmax``."""
     quanta = cdiv(k, thin.BK)
-    valid = [s for s in slice_counts(k, thin) if cdiv(quanta, s) * thin.BK <= thin.kmax]
+    valid = thin_slice_counts(k, thin)
     if not valid:
         raise ValueError(f"k = {k} needs more than MAX_SPLITS = {MAX_SPLITS} slices of at most {thin.kmax} for "
                          f"{thin.name}: use a tile of util.sgemm.TILES")
@@ -925,14 +930,14 @@ def register(reg: Any, name: str = "16 any shape", c_name: str | None = "16 C", 
     unused_grid = lambda mn, nthreads: 1  # noqa: E731 - the launch plans its own grid
     thin = plan_options.get("tile")
     if isinstance(thin, Thin):
-        kernel, twin, bounds = sgemm_thin.numba_kernel(thin, False, simulator=False), sgemm_thin.c_twin(thin, False), 4
+        kernel, twin = sgemm_thin.numba_kernel(thin, False, simulator=False), sgemm_thin.c_twin(thin, False)
         what, note = thin, f"the {thin.name} kernel for C with few {thin.kind} (util.sgemm_thin), forced"
     else:
-        kernel, twin, bounds = numba_kernel(True, True, False, simulator=False), c_twin(True, True, False), TILE.MINB
+        kernel, twin = numba_kernel(True, True, False, simulator=False), c_twin(True, True, False)
         what, note = TILE, ("step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned; tile and "
                             "split-K by plan()")
     reg.numba(name, kernel, what.NT, unused_grid, flat=True, sig=numba_sig(),
-              jit_options={"launch_bounds": (what.NT, bounds)}, tags={INTRINSICS}, ffma=what.ffma,
+              jit_options={"launch_bounds": (what.NT, what.MINB)}, tags={INTRINSICS}, ffma=what.ffma,
               launch=numba_launch, note=note)
     if c_name is not None:
         reg.cuda_c(c_name, twin, what.NT, unused_grid, twin_of=name, ffma=what.ffma, launch=c_launch,

@@ -1,7 +1,8 @@
 // CUDA C twins of util/sgemm_thin.py's numba kernels: SGEMM where C has few rows (THIN_ROWS) or few columns
 // (THIN_COLS), the large operand read once, coalesced, with 4-byte loads; the same algorithm, line for line.
 // Macros: W (rows / columns of C a block computes), WIDE (64-bit offsets), KP (the deepest K slice: Thin.kmax),
-// SHARED_FLOATS, NW (warps a block); THIN_COLS also R (rows a lane) and WP (a k-step's padded row of B).
+// SHARED_FLOATS, NW (warps a block), MINB (launch bounds' blocks an SM); THIN_COLS also R (rows a lane) and WP
+// (a k-step's padded row of B).
 #if WIDE
 typedef long long off_t_;
 #else
@@ -29,7 +30,7 @@ __device__ __forceinline__ void group(float (&acc)[W][4], const float (&bv)[4][4
 }
 
 // C's rows r0 .. r0 + W, columns c0 .. c0 + 128, over slice blockIdx.z of K, into out[blockIdx.z]
-extern "C" __global__ void __launch_bounds__(NT, 4)
+extern "C" __global__ void __launch_bounds__(NT, MINB)
 gemm_rows_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int m, int n, int k, int kslice) {
     __shared__ __align__(16) float sh[SHARED_FLOATS];
     const unsigned t = threadIdx.x, lane = t % 32, w = t / 32;
@@ -118,7 +119,7 @@ __device__ __forceinline__ void step(float (&acc)[R][W], const float (&av)[R], c
 }
 
 // C's rows r0 .. r0 + 16 R, columns c0 .. c0 + W, over slice blockIdx.z of K, into out[blockIdx.z]
-extern "C" __global__ void __launch_bounds__(NT, 4)
+extern "C" __global__ void __launch_bounds__(NT, MINB)
 gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int m, int n, int k, int kslice) {
     __shared__ __align__(16) float sh[SHARED_FLOATS];
     const unsigned t = threadIdx.x, lane = t % 32, w = t / 32, kr = lane % 8;

@@ -43,7 +43,7 @@ NW = 4  # warps a block
 class Thin:
     """One of the two kernels for C with few rows (``kind="rows"``) or few columns (``"cols"``), computing ``W`` of
     them a block. The attributes util.sgemm's plan reads of a tile: ``BM`` x ``BN`` (the block's part of C),
-    ``BK`` (the quantum of a K slice), ``NT`` (threads), ``name``."""
+    ``BK`` (the quantum of a K slice), ``NT`` (threads), ``MINB`` (blocks an SM), ``ffma``, ``name``."""
 
     kind: str
     W: int
@@ -55,6 +55,7 @@ class Thin:
             raise ValueError(f"W must be one of {WIDTHS}, got {self.W!r}")
 
     NT = 32 * NW
+    MINB = 4  # launch_bounds' second argument: blocks an SM the registers must allow (at most 128 a thread)
 
     @property
     def R(self) -> int:
@@ -226,7 +227,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
                     if cc < nn:
                         out[base + row * nn + cc] = acc[i, c]
 
-    return cuda.jit(launch_bounds=(NT, 4))(gemm)
+    return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
 
 def _cols(thin: Thin, wide: bool, simulator: bool):
@@ -319,7 +320,7 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
                     if kr == uint32(j % 8) and c0 + OFF(j) < nn:
                         out[base + row * nn + c0 + OFF(j)] = acc[ri, j]
 
-    return cuda.jit(launch_bounds=(NT, 4))(gemm)
+    return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
 
 # ---- the C twin ------------------------------------------------------------------------------------------------
@@ -330,7 +331,8 @@ def c_twin(thin: Thin, wide: bool):
     from .cuda_c import CudaC
 
     options = [f"-DTHIN_{thin.kind.upper()}=1", f"-DW={thin.W}", f"-DWIDE={int(bool(wide))}",
-               f"-DKP={thin.kmax}", f"-DSHARED_FLOATS={thin.shared_floats}", f"-DNW={NW}"]
+               f"-DKP={thin.kmax}", f"-DSHARED_FLOATS={thin.shared_floats}", f"-DNW={NW}",
+               f"-DMINB={thin.MINB}"]
     if thin.kind == "cols":
         options += [f"-DR={thin.R}", f"-DWP={thin.WP}"]
     return CudaC.from_file(TWIN_SOURCE, f"gemm_{thin.kind}_c", options=options)
