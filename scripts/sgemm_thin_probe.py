@@ -1,11 +1,11 @@
 """Time util.sgemm_thin's kernels against the plan's tiled choice and cuBLAS where C has few rows or columns.
 
 For each shape (a fixed set, then seeded random ones: one of m, n in 1..64, the other two log-uniform in 256..16384),
-one interleaved, verified run (shuffled, L2 flushed, launch overhead hidden) of: the numba SGEMM as planned (a tile
-of util.sgemm.TILES) and its C twin; the narrowest thin kernel that covers the few rows or columns
-(``sgemm_thin.thin_for``), in numba at its planned slices and at a ladder of other slice counts, and its C twin at the
-planned slices; cuBLAS (fp32, TF32 off). It prints a line a shape and writes every median to a JSON record, from
-which a rule for when util.sgemm.plan should take a thin kernel (and how many slices) can be fitted.
+one interleaved, verified run (shuffled, L2 flushed, launch overhead hidden) of: the numba SGEMM as planned among the
+tiles of util.sgemm.TILES and its C twin; the narrowest thin kernel that covers the few rows or columns
+(``sgemm_thin.thin_for``) and its C twin at a ladder of slice counts (the fewest that make 1/4, 1/2, 1 and 2 waves
+of ``MINB`` blocks an SM); cuBLAS (fp32, TF32 off). It prints a line a shape and writes every median to a JSON
+record (after each shape), from which util.sgemm's rule for taking a thin kernel and its slices is fitted.
 
     python scripts/sgemm_thin_probe.py [--runs 5] [--random 24] [--out thin_record.json]   (GPU machine)
 """
@@ -21,7 +21,7 @@ import time
 FIXED = [(1, 4096, 4096), (4, 4096, 4096), (8, 8192, 8192), (16, 4096, 11008), (16, 8192, 8192), (32, 8192, 8192),
          (48, 4096, 4096), (4096, 1, 4096), (8192, 8, 8192), (4096, 16, 4096), (11008, 32, 4096), (2048, 48, 2048),
          (16, 16, 65536), (24, 1000, 3000), (3000, 20, 1000), (1, 16384, 1024), (1024, 1, 16384)]
-LADDER = (0.25, 0.5, 2.0)  # other slice counts, as multiples of the planned one
+WAVES = (0.25, 0.5, 1.0, 2.0)  # the ladder of slice counts: fractions of a wave of blocks
 
 
 def random_shapes(count: int, seed: int = 17) -> list[tuple[int, int, int]]:
@@ -53,38 +53,46 @@ def main() -> None:
         raise SystemExit("needs a GPU: the point is GPU time (the simulator's wall time says nothing)")
     sms = S._sms()
     record, t0 = [], time.perf_counter()
+
+    def write() -> None:  # after every shape, so a run cut short keeps what it measured
+        with open(args.out, "w") as f:
+            json.dump({"about": "util.sgemm_thin's kernels, the planned tiled kernel and cuBLAS on shapes with few rows "
+                                "or columns (scripts/sgemm_thin_probe.py); us: medians of one interleaved, verified run",
+                       "device": util.device_name(), "sms": sms, "versions": util.versions_line(),
+                       "command": f"python scripts/sgemm_thin_probe.py --runs {args.runs} --random {args.random}",
+                       "shapes": record}, f, indent=1)
+
     shapes = FIXED + random_shapes(args.random)
     for i, (m, n, k) in enumerate(shapes):
         thin = T.thin_for(m, n, "rows" if m <= n else "cols")
-        planned = S.plan(m, n, k, tile=thin)
         valid = S.thin_slice_counts(k, thin)
-        ladder = sorted({min(valid, key=lambda v: abs(v - f * planned.splits)) for f in LADDER} - {planned.splits})
+        blocks = math.ceil(m / thin.BM) * math.ceil(n / thin.BN)
+        # per fraction of a wave (thin.MINB blocks an SM), the fewest slices that make it (or the most there are)
+        ladder = sorted({next((s for s in valid if blocks * s >= f * thin.MINB * sms), valid[-1]) for f in WAVES})
         reg = Registry()
         S.register(reg, "plan", "plan C")
-        S.register(reg, f"{thin.name} s={planned.splits}", f"{thin.name} C s={planned.splits}", tile=thin)
         for s in ladder:
-            S.register(reg, f"{thin.name} s={s}", None, tile=thin, splits=s)
+            S.register(reg, f"{thin.name} s={s}", f"{thin.name} C s={s}", tile=thin, splits=s)
         reg.cublas()
         tab = reg.run(m, n, k, runs=args.runs, shuffle=True, hide_launch=True, verbose=False)
         wrong = [r.name for r in tab.results if not r.correct]
         us = {r.name: round(r.median * 1e6, 2) for r in tab.results}
         cub = us[tab.baseline]
-        best_thin = min((key for key in us if key.startswith(thin.name) and " C " not in key), key=us.get)
+        best = min(ladder, key=lambda s: us[f"{thin.name} s={s}"])
+        ratios = [us[f"{thin.name} s={s}"] / us[f"{thin.name} C s={s}"] for s in ladder]
         # every operand read once and C written once at 4.3 TB/s (the H200's measured copy rate, docs/notes.md)
         floor_us = 4 * (m * k + k * n + m * n) / 4.3e12 * 1e6
-        record.append({"shape": [m, n, k], "thin": thin.name, "planned_splits": planned.splits,
-                       "plan": S.plan(m, n, k).why, "us": us, "wrong": wrong})
+        tiled = S.plan(m, n, k)
+        record.append({"shape": [m, n, k], "thin": thin.name, "minb": thin.MINB, "blocks": blocks, "slices": ladder,
+                       "plan": tiled.why, "plan_est_us": round(S.COST.estimate(m, n, k, tiled.tile, tiled.splits,
+                                                                               sms) * 1e6, 2),
+                       "us": us, "wrong": wrong})
         print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{len(shapes)} {m}x{n}x{k}: cuBLAS {cub:7.1f} us; plan "
-              f"{100 * cub / us['plan']:5.1f}% of cuBLAS; {best_thin} {100 * cub / us[best_thin]:5.1f}% "
-              f"(at the planned {planned.splits}: {100 * cub / us[f'{thin.name} s={planned.splits}']:5.1f}%, "
-              f"numba / C {us[f'{thin.name} s={planned.splits}'] / us[f'{thin.name} C s={planned.splits}']:.3f}); "
-              f"bytes floor {floor_us:.1f} us" + (f"  WRONG: {wrong}" if wrong else ""), flush=True)
-    with open(args.out, "w") as f:
-        json.dump({"about": "util.sgemm_thin's kernels, the planned tiled kernel and cuBLAS on shapes with few rows or "
-                            "columns (scripts/sgemm_thin_probe.py); us: medians of one interleaved, verified run",
-                   "device": util.device_name(), "sms": sms, "versions": util.versions_line(),
-                   "command": f"python scripts/sgemm_thin_probe.py --runs {args.runs} --random {args.random}",
-                   "shapes": record}, f, indent=1)
+              f"{100 * cub / us['plan']:5.1f}% of cuBLAS; {thin.name} at slices "
+              + ", ".join(f"{s}: {100 * cub / us[f'{thin.name} s={s}']:.1f}%" for s in ladder)
+              + f" (best {best}); numba / C {min(ratios):.3f}..{max(ratios):.3f}; bytes floor {floor_us:.1f} us"
+              + (f"  WRONG: {wrong}" if wrong else ""), flush=True)
+        write()
     print("written:", args.out)
 
 

@@ -51,9 +51,9 @@ def test_the_plan_takes_a_thin_kernel_only_when_forced():
         assert p.kslice % thin.BK == 0 and p.kslice <= thin.kmax
         assert (p.splits - 1) * p.kslice < k <= p.splits * p.kslice, p  # none empty, all of K
         # of the slice counts that leave none empty and none deeper than kmax, the fewest that make a wave of
-        # THIN_BLOCKS_PER_SM blocks an SM (or the most there are)
+        # THIN_WAVES of a wave of MINB blocks an SM (or the most there are)
         valid = [s for s in S.slice_counts(k, thin) if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK <= thin.kmax]
-        blocks, wave = math.ceil(m / thin.BM) * math.ceil(n / thin.BN), S.THIN_BLOCKS_PER_SM * 132
+        blocks, wave = math.ceil(m / thin.BM) * math.ceil(n / thin.BN), S.THIN_WAVES[thin.kind] * thin.MINB * 132
         assert p.splits in valid and (blocks * p.splits >= wave or p.splits == valid[-1]), p
         assert all(blocks * s < wave for s in valid if s < p.splits), p
     with pytest.raises(ValueError, match="does not fit rows/4"):

@@ -12,6 +12,9 @@ say it. Under numba's simulator they are plain Python arithmetic.
     a[nonneg(i)]           # index with i, promised >= 0: no negative-index check, sign-extended to 64 bits
     at(a, i)               # a[i] for a C-contiguous 1-D array, i promised >= 0: one address add per load
                            # (as a[nonneg(i)] here; under numba-cuda-mlir it also skips the stride multiply)
+    at_nc(a, i)            # the same through the read-only data path (``ld.global.nc``, SASS LDG.E.CONSTANT):
+                           # what CUDA C's ``const float* __restrict__`` gives; the caller promises that nothing
+                           # writes a while the kernel runs. numba has no way to say so of an array argument.
 
 2. A 16-byte global load (``LDG.E.128``, CUDA C's ``float4``): NVVM merges four scalar loads only when it can
    prove 16-byte alignment, which a numba array's pointer never carries.
@@ -117,6 +120,10 @@ if SIMULATED:
 
     def at(arr, i):
         """arr[i] (the simulator checks the promise that i >= 0)."""
+        return arr[nonneg(i)]
+
+    def at_nc(arr, i):
+        """arr[i] (the simulator has one data path; it checks that i >= 0)."""
         return arr[nonneg(i)]
 
     def ldg128(arr, r, q):
@@ -476,6 +483,23 @@ else:
             return context.unpack_value(builder, aryty.dtype, ptr)
 
         return arr.dtype(arr, i), codegen
+
+    @intrinsic
+    def at_nc(typingctx, arr, i):
+        """arr[i] of a C-contiguous float32 array through the read-only data path: ``ld.global.nc.f32`` from the data
+        pointer plus the sign-extended i (i >= 0 and no writer during the kernel are the caller's promise). Inline PTX
+        without side effects: the compiler may move and schedule it as any load."""
+        if not (_at_args(types, arr, i) and arr.dtype == types.float32):
+            return None
+
+        def codegen(context, builder, sig, args):
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            index = builder.sext(args[1], ir.IntType(64)) if i.bitwidth < 64 else args[1]
+            address = builder.ptrtoint(builder.gep(data, [index], inbounds=True), ir.IntType(64))
+            load = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [ir.IntType(64)]), "ld.global.nc.f32 $0, [$1];", "=f,l")
+            return builder.call(load, [address])
+
+        return types.float32(arr, i), codegen
 
     @intrinsic
     def ldg128(typingctx, arr, r, q):

@@ -279,7 +279,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
     ``tile`` may also be one of ``THINS`` (util.sgemm_thin: C with few rows or few columns, 4-byte loads), which
     the rule does not choose by itself: its slices, unless forced, are the fewest that keep each within its
-    ``kmax`` and make ``THIN_BLOCKS_PER_SM`` blocks an SM (or the most there are).
+    ``kmax`` and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are).
     """
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
@@ -322,7 +322,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     return Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why)
 
 
-THIN_BLOCKS_PER_SM = Thin.MINB  # a Thin kernel's blocks an SM at its launch bounds: its slices aim at one wave
+# the fraction of a wave (Thin.MINB blocks an SM) a Thin kernel's slices aim at
+THIN_WAVES = {"rows": 1.0, "cols": 0.5}
 
 
 def thin_slice_counts(k: int, thin: Thin) -> list[int]:
@@ -339,7 +340,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
                          f"{thin.name}: use a tile of util.sgemm.TILES")
     if splits is None:  # the fewest that make a wave of blocks, or the most there are
         blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
-        splits = next((s for s in valid if blocks * s >= THIN_BLOCKS_PER_SM * sms), valid[-1])
+        splits = next((s for s in valid if blocks * s >= THIN_WAVES[thin.kind] * thin.MINB * sms), valid[-1])
     elif isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or int(splits) not in valid:
         raise ValueError(f"splits={splits!r} does not fit {thin.name} on k = {k}: slices of whole {thin.BK}-step "
                          f"quanta, at most {thin.kmax} deep, none empty, make one of {valid}")

@@ -21,7 +21,10 @@ keep the large operand's loads coalesced and in flight:
 K is split over blockIdx.z into slices of at most ``Thin.kmax`` k-steps (what the shared buffer holds); the
 slices' sums go through ``util.sgemm``'s workspace and split-K sum. A row of A or a column of B past the matrix is
 loaded clamped (its results are not stored); k-steps past the slice are zeros. Every load is 4 bytes: the
-kernels need no alignment and have no alignment variants. The C twins are util/sgemm_thin.cu.
+kernels need no alignment and have no alignment variants. Loads of A and B take the read-only data path
+(``util.intrinsics.at_nc``, SASS ``LDG.E.CONSTANT``), as the C twins' ``const float* __restrict__`` do: with plain
+loads (``LDG.E``) and machine code otherwise the same, numba took up to 1.4x the twin's time (docs/notes.md). The C
+twins are util/sgemm_thin.cu.
 """
 
 from __future__ import annotations
@@ -55,7 +58,14 @@ class Thin:
             raise ValueError(f"W must be one of {WIDTHS}, got {self.W!r}")
 
     NT = 32 * NW
-    MINB = 4  # launch_bounds' second argument: blocks an SM the registers must allow (at most 128 a thread)
+
+    @property
+    def MINB(self) -> int:
+        """launch_bounds' second argument, the blocks an SM the registers must allow: the most of 8, 6, 5, 4 (64,
+        80, 96, 128 registers a thread) at which ptxas needs no local memory for either twin, 32- or 64-bit offsets
+        (sm_90; tests/test_sgemm_thin.py checks it). These kernels are bound by the large operand's loads in flight,
+        so more resident blocks is more bytes in flight an SM; both twins get the same bounds."""
+        return _MINB[self.name]
 
     @property
     def R(self) -> int:
@@ -105,6 +115,9 @@ class Thin:
         return f"{self.kind}/{self.W}"
 
 
+# Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "Read-only loads and launch bounds")
+_MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 6, "rows/16": 4,
+         "cols/1": 6, "cols/2": 5, "cols/4": 5, "cols/8": 5, "cols/16": 4}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
 
 
@@ -129,7 +142,7 @@ def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED):
 def _rows(thin: Thin, wide: bool, simulator: bool):
     from numba import float32, int32, int64, uint32
 
-    from .intrinsics import add_nsw, at
+    from .intrinsics import add_nsw, at_nc, mul_nsw, nonneg
 
     W, KP, NT, SH = thin.W, thin.kmax, thin.NT, thin.shared_floats
     JPR = KP // NT  # elements of a row of A's slice a thread stages
@@ -158,8 +171,8 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
         lane = t % uint32(32)
         w = t // uint32(32)
         mm, nn, kk = OFF(m), OFF(n), OFF(k)
-        r0 = OFF(cuda.blockIdx.y) * OFF(W)
-        c0 = OFF(cuda.blockIdx.x) * OFF(128)
+        r0 = mul_nsw(OFF(cuda.blockIdx.y), OFF(W))
+        c0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(128))
         kb = OFF(OFF(cuda.blockIdx.z) * OFF(kslice))
         ks = OFF(min(kb + OFF(kslice), kk) - kb)  # this slice's k-steps
         kpad = OFF((ks + OFF(3)) // OFF(4) * OFF(4))
@@ -167,20 +180,20 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
         # loads first, so that all are in flight at once
         v = cuda.local.array(SJ, float32)
         for j in range(SJ):
-            q = OFF(t) + OFF(NT * (j % JPR))
-            row = min(r0 + OFF(j // JPR), mm - OFF(1))
-            v[j] = at(a, row * kk + kb + q) if q < ks else float32(0.0)
+            q = add_nsw(OFF(t), OFF(NT * (j % JPR)))
+            row = min(add_nsw(r0, OFF(j // JPR)), add_nsw(mm, OFF(-1)))
+            v[j] = at_nc(a, add_nsw(add_nsw(mul_nsw(row, kk), kb), q)) if q < ks else float32(0.0)
         for j in range(SJ):
-            q = OFF(t) + OFF(NT * (j % JPR))
+            q = add_nsw(OFF(t), OFF(NT * (j % JPR)))
             if q < kpad:
                 sh[uint32(j // JPR * KP) + uint32(q)] = v[j]
         # this lane's columns c0 + lane + 32 c, clamped to the last (their results are not stored)
         col = cuda.local.array(4, OFF)
         for c in range(4):
-            col[c] = OFF(min(c0 + OFF(lane) + OFF(32 * c), nn - OFF(1)))
+            col[c] = min(add_nsw(c0, OFF(lane + uint32(32 * c))), add_nsw(nn, OFF(-1)))
         nu = cuda.local.array(4, OFF)  # offsets of B's rows 0..3 of a group from its first
         for u in range(4):
-            nu[u] = OFF(OFF(u) * nn)
+            nu[u] = mul_nsw(OFF(u), nn)
         acc = cuda.local.array((W, 4), float32)
         for i in range(W):
             for c in range(4):
@@ -195,7 +208,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
             for u in range(4):
                 pu = add_nsw(pb, nu[u])
                 for c in range(4):
-                    bv[u, c] = at(b, add_nsw(pu, col[c]))
+                    bv[u, c] = at_nc(b, add_nsw(pu, col[c]))
             group(acc, bv, sh, uint32(OFF(4) * g))
             pb = add_nsw(pb, step)
             g = add_nsw(g, OFF(NW))
@@ -203,7 +216,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
             for u in range(4):
                 pu = add_nsw(pb, nu[u])
                 for c in range(4):
-                    bv[u, c] = at(b, add_nsw(pu, col[c])) if OFF(4) * g + OFF(u) < ks else float32(0.0)
+                    bv[u, c] = at_nc(b, add_nsw(pu, col[c])) if OFF(4) * g + OFF(u) < ks else float32(0.0)
             group(acc, bv, sh, uint32(OFF(4) * g))
         # warps 1, 2, 3 hand their sums to warp 0 through the same shared buffer, which adds them in that order
         cuda.syncthreads()
@@ -218,14 +231,14 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
             for i in range(W):
                 for c in range(4):
                     acc[i, c] += sh[uint32(h * W * 128 + i * 128 + c * 32) + lane]
-        base = OFF(OFF(cuda.blockIdx.z) * mm * nn)
+        base = mul_nsw(mul_nsw(OFF(cuda.blockIdx.z), mm), nn)
         for i in range(W):
-            row = OFF(r0 + OFF(i))
+            row = add_nsw(r0, OFF(i))
             if row < mm:
                 for c in range(4):
-                    cc = c0 + OFF(lane) + OFF(32 * c)
+                    cc = add_nsw(c0, OFF(lane + uint32(32 * c)))
                     if cc < nn:
-                        out[base + row * nn + cc] = acc[i, c]
+                        out[nonneg(add_nsw(add_nsw(base, mul_nsw(row, nn)), cc))] = acc[i, c]
 
     return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
@@ -233,7 +246,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
 def _cols(thin: Thin, wide: bool, simulator: bool):
     from numba import float32, int32, int64, uint32
 
-    from .intrinsics import add_nsw, at, shfl_xor
+    from .intrinsics import add_nsw, at_nc, mul_nsw, nonneg, shfl_xor
 
     W, R, WP, KP, NT, SH = thin.W, thin.R, thin.WP, thin.kmax, thin.NT, thin.shared_floats
     SJ = KP * W // NT  # elements of B's slice a thread stages
@@ -269,8 +282,8 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
         for s in range(SJ):
             e = t + uint32(NT * s)
             q = OFF(e // uint32(W))
-            col = c0 + OFF(e % uint32(W))
-            v[s] = at(b, (kb + q) * nn + col) if q < ks and col < nn else float32(0.0)
+            col = add_nsw(c0, OFF(e % uint32(W)))
+            v[s] = at_nc(b, add_nsw(mul_nsw(add_nsw(kb, q), nn), col)) if q < ks and col < nn else float32(0.0)
         for s in range(SJ):
             e = t + uint32(NT * s)
             if OFF(e // uint32(W)) < kpad:
@@ -278,7 +291,7 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
         # walking offsets of this lane's rows of A (a row past m: the last row; its results are not stored)
         pa = cuda.local.array(R, OFF)
         for ri in range(R):
-            pa[ri] = OFF(min(r0 + OFF(4 * ri), mm - OFF(1)) * kk + kb + OFF(kr))
+            pa[ri] = add_nsw(add_nsw(mul_nsw(min(add_nsw(r0, OFF(4 * ri)), add_nsw(mm, OFF(-1))), kk), kb), OFF(kr))
         acc = cuda.local.array((R, W), float32)
         for ri in range(R):
             for j in range(W):
@@ -290,7 +303,7 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
         while p < full:
             for u in range(4):
                 for ri in range(R):
-                    av[u, ri] = at(a, add_nsw(pa[ri], OFF(8 * u)))
+                    av[u, ri] = at_nc(a, add_nsw(pa[ri], OFF(8 * u)))
             for u in range(4):
                 step(acc, av, sh, uint32(OFF(32) * p) + uint32(8 * u) + kr, u)
             for ri in range(R):
@@ -300,7 +313,7 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
             for u in range(4):
                 live = OFF(32) * p + OFF(8 * u) + OFF(kr) < ks
                 for ri in range(R):
-                    av[u, ri] = at(a, add_nsw(pa[ri], OFF(8 * u))) if live else float32(0.0)
+                    av[u, ri] = at_nc(a, add_nsw(pa[ri], OFF(8 * u))) if live else float32(0.0)
             for u in range(4):
                 step(acc, av, sh, uint32(OFF(32) * p) + uint32(8 * u) + kr, u)
         # the 8 lanes along k add their sums: each gets the same, in the same order
@@ -312,13 +325,13 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
                 x += shfl_xor(x, 4)
                 acc[ri, j] = x
         # lane kr stores the columns j with j % 8 == kr
-        base = OFF(OFF(cuda.blockIdx.z) * mm * nn)
+        base = mul_nsw(mul_nsw(OFF(cuda.blockIdx.z), mm), nn)
         for ri in range(R):
-            row = OFF(r0 + OFF(4 * ri))
+            row = add_nsw(r0, OFF(4 * ri))
             if row < mm:
                 for j in range(W):
-                    if kr == uint32(j % 8) and c0 + OFF(j) < nn:
-                        out[base + row * nn + c0 + OFF(j)] = acc[ri, j]
+                    if kr == uint32(j % 8) and add_nsw(c0, OFF(j)) < nn:
+                        out[nonneg(add_nsw(add_nsw(base, mul_nsw(row, nn)), add_nsw(c0, OFF(j))))] = acc[ri, j]
 
     return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
