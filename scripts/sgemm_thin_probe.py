@@ -2,7 +2,7 @@
 
 For each shape (a fixed set, then seeded random ones: one of m, n in 1..64, the other two log-uniform in 256..16384),
 one interleaved, verified run (shuffled, L2 flushed, launch overhead hidden) of: the numba SGEMM as planned among the
-tiles of util.sgemm.TILES and its C twin; the narrowest thin kernel that covers the few rows or columns
+tiles of util.sgemm.TILES (``thin=False``) and its C twin; the narrowest thin kernel that covers the few rows or columns
 (``sgemm_thin.thin_for``) and its C twin at a ladder of slice counts (the fewest that make 1/4, 1/2, 1 and 2 waves
 of ``MINB`` blocks an SM); cuBLAS (fp32, TF32 off). It prints a line a shape and writes every median to a JSON
 record (after each shape), from which util.sgemm's rule for taking a thin kernel and its slices is fitted.
@@ -70,7 +70,7 @@ def main() -> None:
         # per fraction of a wave (thin.MINB blocks an SM), the fewest slices that make it (or the most there are)
         ladder = sorted({next((s for s in valid if blocks * s >= f * thin.MINB * sms), valid[-1]) for f in WAVES})
         reg = Registry()
-        S.register(reg, "plan", "plan C")
+        S.register(reg, "tiled", "tiled C", thin=False)
         for s in ladder:
             S.register(reg, f"{thin.name} s={s}", f"{thin.name} C s={s}", tile=thin, splits=s)
         reg.cublas()
@@ -82,13 +82,13 @@ def main() -> None:
         ratios = [us[f"{thin.name} s={s}"] / us[f"{thin.name} C s={s}"] for s in ladder]
         # every operand read once and C written once at 4.3 TB/s (the H200's measured copy rate, docs/notes.md)
         floor_us = 4 * (m * k + k * n + m * n) / 4.3e12 * 1e6
-        tiled = S.plan(m, n, k)
+        tiled = S.plan(m, n, k, thin=False)
         record.append({"shape": [m, n, k], "thin": thin.name, "minb": thin.MINB, "blocks": blocks, "slices": ladder,
-                       "plan": tiled.why, "plan_est_us": round(S.COST.estimate(m, n, k, tiled.tile, tiled.splits,
+                       "tiled": tiled.why, "tiled_est_us": round(S.COST.estimate(m, n, k, tiled.tile, tiled.splits,
                                                                                sms) * 1e6, 2),
                        "us": us, "wrong": wrong})
-        print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{len(shapes)} {m}x{n}x{k}: cuBLAS {cub:7.1f} us; plan "
-              f"{100 * cub / us['plan']:5.1f}% of cuBLAS; {thin.name} at slices "
+        print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{len(shapes)} {m}x{n}x{k}: cuBLAS {cub:7.1f} us; tiled "
+              f"{100 * cub / us['tiled']:5.1f}% of cuBLAS; {thin.name} at slices "
               + ", ".join(f"{s}: {100 * cub / us[f'{thin.name} s={s}']:.1f}%" for s in ladder)
               + f" (best {best}); numba / C {min(ratios):.3f}..{max(ratios):.3f}; bytes floor {floor_us:.1f} us"
               + (f"  WRONG: {wrong}" if wrong else ""), flush=True)

@@ -100,11 +100,13 @@ def test_the_plan_shifts_the_right_edge_only_for_whole_pieces_of_b_that_fill_a_t
 
 
 def test_the_plan_picks_loads_by_alignment():
-    assert (S.plan(8, 8, 8).va, S.plan(8, 8, 8).vb) == (True, True)
-    assert (S.plan(8, 7, 8).va, S.plan(8, 7, 8).vb) == (True, False)
-    assert (S.plan(8, 8, 6).va, S.plan(8, 8, 6).vb) == (False, True)
-    assert S.plan(8, 8, 8, aligned=(False, True)).va is False
-    assert S.plan(70000, 8, 40000).wide and not S.plan(70000, 40000, 8).wide  # offsets into A, B: 64-bit past 2^31
+    # 64 x 64 (and up): the tiles, whose loads depend on alignment (the thin kernels' are 4 bytes on every shape)
+    assert (S.plan(64, 64, 8).va, S.plan(64, 64, 8).vb) == (True, True)
+    assert (S.plan(64, 63, 8).va, S.plan(64, 63, 8).vb) == (True, False)
+    assert (S.plan(64, 64, 6).va, S.plan(64, 64, 6).vb) == (False, True)
+    assert S.plan(64, 64, 8, aligned=(False, True)).va is False
+    assert S.plan(70000, 64, 40000).wide and not S.plan(70000, 40000, 8).wide  # offsets into A, B: 64-bit past 2^31
+    assert S.plan(70000, 8, 40000).wide  # the thin kernels' too
 
 
 def test_bad_input_is_refused_and_nothing_is_written():

@@ -486,18 +486,20 @@ else:
 
     @intrinsic
     def at_nc(typingctx, arr, i):
-        """arr[i] of a C-contiguous float32 array through the read-only data path: ``ld.global.nc.f32`` from the data
-        pointer plus the sign-extended i (i >= 0 and no writer during the kernel are the caller's promise). Inline PTX
-        without side effects: the compiler may move and schedule it as any load."""
+        """arr[i] of a C-contiguous float32 array through the read-only data path: a load from the data pointer plus
+        the sign-extended i, in the global address space and marked ``!invariant.load``, which NVVM emits as
+        ``ld.global.nc`` (i >= 0 and no writer during the kernel are the caller's promise). A plain LLVM load: the
+        compiler folds constant offsets into it and schedules it as any other (inline PTX would hide both)."""
         if not (_at_args(types, arr, i) and arr.dtype == types.float32):
             return None
 
         def codegen(context, builder, sig, args):
             data = context.make_array(sig.args[0])(context, builder, args[0]).data
             index = builder.sext(args[1], ir.IntType(64)) if i.bitwidth < 64 else args[1]
-            address = builder.ptrtoint(builder.gep(data, [index], inbounds=True), ir.IntType(64))
-            load = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [ir.IntType(64)]), "ld.global.nc.f32 $0, [$1];", "=f,l")
-            return builder.call(load, [address])
+            element = builder.gep(data, [index], inbounds=True)
+            value = builder.load(builder.addrspacecast(element, ir.PointerType(ir.FloatType(), 1)), align=4)
+            value.set_metadata("invariant.load", builder.module.add_metadata([]))
+            return value
 
         return types.float32(arr, i), codegen
 

@@ -23,7 +23,8 @@ This kernel keeps step 15's hot loop and changes what happens around it:
 
 The strategy (tile, split, variant) comes from ``plan``: a documented cost rule (waves of blocks times the K
 tiles each block walks, plus the workspace traffic), not a table of shapes. For C with few rows or few columns,
-util.sgemm_thin has kernels that do only the FMAs C needs (``THINS``); ``plan`` takes one where ``tile=`` forces it.
+util.sgemm_thin has kernels that do only the FMAs C needs (``THINS``); ``plan`` takes one where C has at most
+``THIN_MAX`` rows or columns (a threshold measured on the GPU, ``thin_choice``).
 
     from util.sgemm import sgemm
     sgemm(a, b, c)                      # numba; a, b, c C-contiguous float32 device arrays
@@ -45,7 +46,7 @@ from numba import float32, int64, uint32, uint64  # noqa: E402 - after util.back
 from .intrinsics import add_nsw, ldg128_at
 from .memory import cdiv
 from . import sgemm_thin
-from .sgemm_thin import THINS, Thin
+from .sgemm_thin import THINS, WIDTHS, Thin, thin_for
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
 INT32_MAX = 2**31 - 1
@@ -263,8 +264,14 @@ def slice_counts(k: int, t: Tile) -> list[int]:
 @lru_cache(maxsize=4096)
 def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
          aligned: tuple[bool, bool] = (True, True), wide: bool | None = None,
-         tile: Tile | Thin | None = None) -> Plan:
+         tile: Tile | Thin | None = None, thin: bool = True) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
+
+    Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
+    columns, one of ``THINS`` (util.sgemm_thin: only the FMAs C needs, the large operand read once a block of 16
+    rows or columns); its slices are the fewest that keep each within its ``kmax`` and make ``THIN_WAVES`` of a
+    wave of its ``MINB`` blocks an SM (or the most there are). ``thin=False``, a forced ``splits`` or a forced
+    ``tile`` of ``TILES`` keeps to the tiles.
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
     tiles), the estimated time (``COST.estimate``) is ``waves * (k-tiles per slice + block_overhead_tiles) *
@@ -277,9 +284,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     they leave none empty).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
-    ``tile`` may also be one of ``THINS`` (util.sgemm_thin: C with few rows or few columns, 4-byte loads), which
-    the rule does not choose by itself: its slices, unless forced, are the fewest that keep each within its
-    ``kmax`` and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are).
+    ``tile`` may also force one of ``THINS``, with or without ``splits``.
     """
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
@@ -296,7 +301,10 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         raise ValueError(f"m = {m} needs more than {MAX_GRID_Y} row tiles of {rows} rows, the most one launch's "
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
     if isinstance(tile, Thin):
-        return _thin_plan(m, n, k, tile, sms, splits, wide)
+        return _thin_plan(m, n, k, tile, sms, splits, wide, "forced")
+    few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
+    if few is not None:
+        return _thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}")
     if splits is not None:  # only the tiles that this many slices leave none empty
         most = max(min(cdiv(k, t.BK), MAX_SPLITS) for t in tiles)
         if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= most:
@@ -322,8 +330,26 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     return Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why)
 
 
-# the fraction of a wave (Thin.MINB blocks an SM) a Thin kernel's slices aim at
+# plan() takes a Thin kernel where C has at most this many rows ("rows") or columns ("cols"), and its slices aim at
+# THIN_WAVES of a wave of Thin.MINB blocks an SM: the thresholds and fractions at which the thin kernels ran as fast
+# as the tiled plan or faster, and their slice counts fastest, on the shapes of data/sgemm_thin_probe_nvidia_h200.json
+# (scripts/sgemm_thin_probe.py, H200; docs/notes.md)
+THIN_MAX = {"rows": 32, "cols": 16}
 THIN_WAVES = {"rows": 1.0, "cols": 0.5}
+
+
+def thin_choice(m: int, n: int, k: int) -> Thin | None:
+    """The Thin kernel plan() takes for C (m x n) = A (m x k) @ B (k x n), or None (a tile of TILES; also where
+    that kernel's slices cannot hold K). Where both kinds qualify, the one that reads fewer bytes (``rows`` reads B
+    once a block of 16 rows and A once, ``cols`` A once a block of 16 columns and B once); on a tie the smaller
+    side's (rows where m <= n)."""
+    kinds = [kind for kind, few in (("rows", m), ("cols", n)) if few <= THIN_MAX[kind]]
+    if not kinds:
+        return None
+    reads = {"rows": cdiv(m, WIDTHS[-1]) * k * n + m * k, "cols": cdiv(n, WIDTHS[-1]) * m * k + k * n}
+    smaller = "rows" if m <= n else "cols"
+    pick = thin_for(m, n, min(kinds, key=lambda kind: (reads[kind], kind != smaller)))
+    return pick if thin_slice_counts(k, pick) and cdiv(m, pick.BM) <= MAX_GRID_Y else None
 
 
 def thin_slice_counts(k: int, thin: Thin) -> list[int]:
@@ -331,8 +357,10 @@ def thin_slice_counts(k: int, thin: Thin) -> list[int]:
     return [s for s in slice_counts(k, thin) if cdiv(cdiv(k, thin.BK), s) * thin.BK <= thin.kmax]
 
 
-def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None) -> Plan:
-    """plan() for a forced Thin kernel: slices that leave none empty and none deeper than ``thin.kmax``."""
+def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None,
+               reason: str) -> Plan:
+    """plan() for a Thin kernel (forced, or ``thin_choice``'s when ``splits`` is None and the caller did not force
+    one): slices that leave none empty and none deeper than ``thin.kmax``."""
     quanta = cdiv(k, thin.BK)
     valid = thin_slice_counts(k, thin)
     if not valid:
@@ -350,7 +378,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     # past k, the workspace
     big = max(m * k + thin.kmax + 32, (k + thin.kmax + 32) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
-    why = f"{thin.name} kernel (forced), {splits} slice(s) of {kslice}"
+    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}"
     return Plan(m, n, k, splits, kslice, False, False, wide, thin, why)
 
 
@@ -793,15 +821,16 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 
 
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
-          wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None) -> Plan:
+          wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
+          thin: bool = True) -> Plan:
     """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
     ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (``tile``:
     one of ``TILES``, or of ``THINS``, the kernels for C with few rows or columns), ``order`` the recorded order of
-    the FMAs (tests, studies).
+    the tiled kernels' FMAs (tests, studies; it keeps to the tiles); ``thin=False``: no thin kernel (``plan``).
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""
-    call = _cached(a, b, c, compiler, splits, wide, tile, order)
+    call = _cached(a, b, c, compiler, splits, wide, tile, order, thin)
     call()
     return call.plan
 
@@ -810,7 +839,8 @@ class Prepared:
     """One checked, planned C = A @ B, ready to launch again and again: ``g = prepare(a, b, c); g()``."""
 
     def __init__(self, a: Any, b: Any, c: Any, compiler: str = "numba", splits: int | None = None,
-                 wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None) -> None:
+                 wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
+                 thin: bool = True) -> None:
         if compiler not in ("numba", "cuda_c"):
             raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
         if compiler == "cuda_c" and SIMULATED:
@@ -818,7 +848,7 @@ class Prepared:
         if order is not None and isinstance(tile, Thin):
             raise ValueError(f"order is the order of the tiled kernels' FMAs; {tile.name} has none to choose")
         m, n, k, a, b, c = check_operands(a, b, c)
-        self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile,
+        self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile, thin=thin and order is None,
                              aligned=(_aligned16(a), _aligned16(b)))
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
         vec = p.splits > 1 and sum_vec(m * n, _aligned16(c))
@@ -848,9 +878,10 @@ class Prepared:
 
 
 def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
-            wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None) -> Prepared:
+            wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
+            thin: bool = True) -> Prepared:
     """Check and plan C = A @ B once; the returned object launches it (``g()``), as often as wanted."""
-    return Prepared(a, b, c, compiler, splits, wide, tile, order)
+    return Prepared(a, b, c, compiler, splits, wide, tile, order, thin)
 
 
 _CACHE: dict[tuple, tuple[tuple, Prepared]] = {}
@@ -864,22 +895,22 @@ def clear_cache() -> None:
 
 
 def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None,
-            tile: Tile | Thin | None, order: str | None) -> Prepared:
+            tile: Tile | Thin | None, order: str | None, thin: bool) -> Prepared:
     """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
     alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call. The
     last ``_CACHE_SIZE`` entries hold their arrays (so an id cannot be reused while its entry lives): their memory
     stays allocated until ``clear_cache()`` or until newer calls push them out."""
     if SIMULATED:
-        return Prepared(a, b, c, compiler, splits, wide, tile, order)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin)
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
     if not all(type(x) is DeviceNDArray for x in (a, b, c)):
-        return Prepared(a, b, c, compiler, splits, wide, tile, order)
-    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin)
+    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order, thin)
     hit = _CACHE.get(key)
     if hit is not None:  # the entry holds a, b and c, so these ids are still theirs
         return hit[1]
-    call = Prepared(a, b, c, compiler, splits, wide, tile, order)
+    call = Prepared(a, b, c, compiler, splits, wide, tile, order, thin)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = ((a, b, c), call)
@@ -936,7 +967,7 @@ def register(reg: Any, name: str = "16 any shape", c_name: str | None = "16 C", 
     else:
         kernel, twin = numba_kernel(True, True, False, simulator=False), c_twin(True, True, False)
         what, note = TILE, ("step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned; tile and "
-                            "split-K by plan()")
+                            "split-K (or a thin kernel for few rows or columns) by plan()")
     reg.numba(name, kernel, what.NT, unused_grid, flat=True, sig=numba_sig(),
               jit_options={"launch_bounds": (what.NT, what.MINB)}, tags={INTRINSICS}, ffma=what.ffma,
               launch=numba_launch, note=note)
