@@ -139,6 +139,26 @@ def test_the_sum_takes_four_floats_a_thread_only_where_it_can_and_they_fill_the_
     assert S.sum_vec(128 * 128, True, sms=4) and not S.sum_vec(128 * 124 + 4, True, sms=4)
 
 
+def test_the_sum_takes_eight_lanes_an_element_where_a_thread_each_leaves_sms_idle():
+    assert S.sum_lanes(1, sms=132) and S.sum_lanes(33 * 256, sms=132)       # 1 and 33 blocks for 132 SMs
+    assert not S.sum_lanes(33 * 256 + 1, sms=132) and not S.sum_lanes(1024 * 1024, sms=132)
+
+
+@pytest.mark.parametrize("mn, splits", [(1, 1), (37, 3), (37, 21), (300, 256), (1000, 9)])
+def test_the_eight_lane_sum_adds_every_slice(mn, splits):
+    """splitk_sum8 in the simulator: each element the sum of its slices (the last warp part past mn, a grid smaller
+    than the elements: the grid-stride loop), and nothing written past mn."""
+    rng = np.random.default_rng(splits)
+    ws = rng.standard_normal(splits * mn).astype(np.float32)
+    c = np.full(mn + 5, np.nan, dtype=np.float32)
+    d_c = cuda.to_device(c)
+    S.splitk_sum8[min(S._sum_blocks(mn, False, True), 2), S.SUM_THREADS](cuda.to_device(ws), d_c, mn, splits)
+    got = d_c.copy_to_host()
+    want = ws.astype(np.float64).reshape(splits, mn).sum(axis=0)
+    np.testing.assert_allclose(got[:mn], want, rtol=1e-5, atol=1e-5 * splits)
+    assert np.isnan(got[mn:]).all()
+
+
 def test_the_cost_rule_holds_the_fit_to_its_record():
     """util.sgemm.COST's fitted constants are what scripts/sgemm_rule_fit.py fits to util/sgemm_rule_fit.json, and
     with them the rule loses less against the fastest timed choice than with the earlier constants (the fit of an

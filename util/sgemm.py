@@ -43,7 +43,7 @@ import numpy as np
 
 from .backend import SIMULATED, cuda
 from numba import float32, int64, uint32, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
-from .intrinsics import add_nsw, ldg128_at
+from .intrinsics import add_nsw, ldg128_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
 from .sgemm_thin import THINS, WIDTHS, Thin, thin_for
@@ -733,6 +733,44 @@ def splitk_sum4(ws, c, mn, splits):
         i = add_nsw(i, stride)
 
 
+@cuda.jit
+def splitk_sum8(ws, c, mn, splits):
+    """splitk_sum with 8 lanes an element, for a C too small to fill the GPU a thread an element: lane q of an
+    element's 8 adds the slices q per .. (q + 1) per - 1 in order (per = ceil(splits / 8); 8 at a time, their loads
+    written first, zeros past the lane's last slice, so that 5 slices wait on one latency, not five), then the 8
+    partial sums are added by shuffles (xor 1, 2, 4: every lane gets the same sum), and lane 0 stores it. A fixed order (deterministic); the twin's (splitk_sum8_c). Each warp's 4 elements are consecutive,
+    and a warp stays whole in the grid-stride loop (its first element decides), as the shuffles need."""
+    t = uint64(cuda.grid(1))
+    q = uint32(cuda.threadIdx.x) % uint32(8)
+    first = uint64(uint32(cuda.threadIdx.x) % uint32(32) // uint32(8))  # this lane's element, from its warp's first
+    i = t // uint64(8)
+    stride = uint64(cuda.gridsize(1)) // uint64(8)
+    umn = uint64(mn)
+    nz = uint32(splits)
+    per = (nz + uint32(7)) // uint32(8)
+    z0 = min(q * per, nz)
+    z1 = min(z0 + per, nz)
+    while i - first < umn:
+        s = float32(0.0)
+        if i < umn:
+            j = uint64(z0) * umn + i
+            z = z0
+            while z < z1:  # 8 slices a pass, their loads first so that all are in flight (zeros past z1)
+                v = cuda.local.array(8, float32)
+                for u in range(8):
+                    v[u] = ws[j + uint64(u) * umn] if z + uint32(u) < z1 else float32(0.0)
+                for u in range(8):
+                    s += v[u]
+                j += uint64(8) * umn
+                z += uint32(8)
+        s += shfl_xor(s, 1)
+        s += shfl_xor(s, 2)
+        s += shfl_xor(s, 4)
+        if q == uint32(0) and i < umn:
+            c[i] = s
+        i += stride
+
+
 SUM_THREADS = 256
 # The sum takes four floats a thread only while that leaves this many threads an SM: each thread walks every slice,
 # one load after another, so with many slices and few threads it waits on latency (H200, the C twin's sum: at 256 x
@@ -748,9 +786,20 @@ def sum_vec(mn: int, c_aligned16: bool, sms: int | None = None) -> bool:
     return mn % 4 == 0 and c_aligned16 and mn // 4 >= SUM_VEC_THREADS_PER_SM * sms
 
 
-def _sum_blocks(mn: int, vec: bool) -> int:
-    """Blocks of the split-K sum: a thread per element (per 4 with ``vec``), at most 65535 (a grid-stride loop)."""
-    return min(cdiv(cdiv(mn, 4) if vec else mn, SUM_THREADS), 65535)
+def sum_lanes(mn: int, sms: int | None = None) -> bool:
+    """Whether the split-K sum of an m x n = ``mn`` C takes 8 lanes an element (``splitk_sum8``): where a thread an
+    element would give at most a quarter of the SMs a block of ``SUM_THREADS`` (each thread walks every slice, one
+    latency after another: at 1 x 4096 x 4096, 34 slices in 16 blocks, the sum took 4.7 us on an H100). Measured
+    (docs/notes.md): 0.85-0.91x the time of the whole call with 144-1274 elements and 40-256 slices; at ~30000
+    elements (120 blocks) numba's took 1.04-1.06x, its 64-bit slice arithmetic costing more than the latency saved."""
+    sms = _sms() if sms is None else sms
+    return 4 * cdiv(mn, SUM_THREADS) <= sms
+
+
+def _sum_blocks(mn: int, vec: bool, lanes: bool = False) -> int:
+    """Blocks of the split-K sum: a thread per element (per 4 with ``vec``, 8 per element with ``lanes``), at most
+    65535 (a grid-stride loop)."""
+    return min(cdiv(cdiv(mn, 4) if vec else mn * 8 if lanes else mn, SUM_THREADS), 65535)
 
 
 # ---- the call ------------------------------------------------------------------------------------------------
@@ -852,22 +901,23 @@ class Prepared:
                              aligned=(_aligned16(a), _aligned16(b)))
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
         vec = p.splits > 1 and sum_vec(m * n, _aligned16(c))
+        lanes = p.splits > 1 and not vec and sum_lanes(m * n)
         if compiler == "numba":
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
             kernel = (sgemm_thin.numba_kernel(p.tile, p.wide) if isinstance(p.tile, Thin) else
                       numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b))
             self._main = kernel[p.grid, p.tile.NT]
-            total = splitk_sum4 if vec else splitk_sum
-            self._sum = (total[_sum_blocks(m * n, vec), SUM_THREADS], (ws, cf, m * n, p.splits))
+            total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
+            self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
             twin = (sgemm_thin.c_twin(p.tile, p.wide) if isinstance(p.tile, Thin) else
                     c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b))
             self._args = (a, b, ws if ws is not None else c, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
-            total = c_splitk_sum(vec)
-            self._sum = (lambda *args: total.call(_sum_blocks(m * n, vec), SUM_THREADS, *args),
+            total = c_splitk_sum(vec, lanes)
+            self._sum = (lambda *args: total.call(_sum_blocks(m * n, vec, lanes), SUM_THREADS, *args),
                          (ws, c, np.int64(m * n), np.int32(p.splits)))
         self._arrays = (a, b, c)  # keep them alive with the views made of them
 
@@ -935,11 +985,11 @@ def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None 
 
 
 @lru_cache(maxsize=None)
-def c_splitk_sum(vec: bool = False):
-    """The C twin of ``splitk_sum`` (``splitk_sum4`` with ``vec``)."""
+def c_splitk_sum(vec: bool = False, lanes: bool = False):
+    """The C twin of ``splitk_sum`` (``splitk_sum4`` with ``vec``, ``splitk_sum8`` with ``lanes``)."""
     from .cuda_c import CudaC
 
-    return CudaC.from_file(TWIN_SOURCE, "splitk_sum4_c" if vec else "splitk_sum_c")
+    return CudaC.from_file(TWIN_SOURCE, "splitk_sum4_c" if vec else "splitk_sum8_c" if lanes else "splitk_sum_c")
 
 
 def numba_sig() -> tuple:

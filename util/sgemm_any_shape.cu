@@ -243,6 +243,29 @@ extern "C" __global__ void splitk_sum_c(const float* __restrict__ ws, float* __r
     }
 }
 
+// splitk_sum_c with 8 lanes an element (the numba splitk_sum8's twin): lane q adds slices q per .. (q + 1) per - 1 in
+// order, the 8 partial sums added by shuffles (xor 1, 2, 4), lane 0 stores; a warp stays whole in the loop
+extern "C" __global__ void splitk_sum8_c(const float* __restrict__ ws, float* __restrict__ c, long long mn, int splits) {
+    const unsigned q = threadIdx.x % 8, per = (splits + 7) / 8;
+    const unsigned z0 = min(q * per, (unsigned)splits), z1 = min(z0 + per, (unsigned)splits);
+    const long long first = threadIdx.x % 32 / 8, stride = (long long)gridDim.x * blockDim.x / 8;
+    for (long long i = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 8; i - first < mn; i += stride) {
+        float s = 0.0f;
+        if (i < mn)
+            for (unsigned z = z0; z < z1; z += 8) {  // 8 slices a pass, the loads first (zeros past z1)
+                float v[8];
+                #pragma unroll
+                for (int u = 0; u < 8; ++u) v[u] = z + u < z1 ? ws[(z + u) * mn + i] : 0.0f;
+                #pragma unroll
+                for (int u = 0; u < 8; ++u) s += v[u];
+            }
+        s += __shfl_xor_sync(0xffffffffu, s, 1);
+        s += __shfl_xor_sync(0xffffffffu, s, 2);
+        s += __shfl_xor_sync(0xffffffffu, s, 4);
+        if (q == 0 && i < mn) c[i] = s;
+    }
+}
+
 // splitk_sum_c four floats a thread, 16-byte loads and stores (mn % 4 == 0, c 16-byte aligned; the numba splitk_sum4's twin)
 extern "C" __global__ void splitk_sum4_c(const float* __restrict__ ws, float* __restrict__ c, long long mn, int splits) {
     for (long long i = 4 * (blockIdx.x * (long long)blockDim.x + threadIdx.x); i < mn; i += 4LL * gridDim.x * blockDim.x) {
