@@ -84,11 +84,12 @@ def test_a_thin_kernel_refuses_an_fma_order_and_writes_nothing():
     assert np.isnan(p.c.copy_to_host()).all()
 
 
-@pytest.mark.parametrize("thin", [T.Thin("rows", 1), T.Thin("rows", 16), T.Thin("cols", 1), T.Thin("cols", 16)])
+@pytest.mark.parametrize("thin", T.THINS, ids=lambda t: t.name)
 def test_thin_machine_code(thin):
     """The hot loop does the FMAs of a group of 4 k-steps (rows: W x 4 columns each) or a pass of 4 (cols: R rows
     x W columns), no more; the large operand arrives by 4-byte loads (16 a group for rows, 4 R a pass for cols);
-    the small one's values from shared memory, 16 bytes at once where a group reads 4 (rows) or W >= 4 (cols); no
+    the small one's values from shared memory (rows: a group's 4 values of a row in one 16-byte load; cols: a k-step's
+    W values in 4-, 8- or 16-byte loads for W = 1, 2, >= 4); no
     float64, no local memory; the large operand's loads through the read-only path; the same for the C twin."""
     numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(thin, False, simulator=False), S.numba_sig()))
     for cubin, name in ((numba_cubin, None), (T.c_twin(thin, False).cubin("sm_90"), f"gemm_{thin.kind}_c")):
@@ -102,5 +103,18 @@ def test_thin_machine_code(thin):
             assert ops["LDS.128"] == thin.W and not any(op.startswith("LDS") and op != "LDS.128" for op in ops)
         else:
             assert loop.ffma == 4 * thin.R * thin.W and sum(big.values()) == 4 * thin.R
-            assert ops["LDS.128" if thin.W >= 4 else "LDS"] == 4 * max(1, thin.W // 4)
+            assert ops[{1: "LDS", 2: "LDS.64"}.get(thin.W, "LDS.128")] == 4 * max(1, thin.W // 4)
         assert set(big) == {"LDG.E.CONSTANT"}, big  # 4 bytes each, the read-only path (numba: util.intrinsics.at_nc)
+
+
+@pytest.mark.parametrize("thin", T.THINS, ids=lambda t: t.name)
+def test_thin_launch_bounds_leave_no_local_memory_with_64_bit_offsets(thin):
+    """Thin.MINB is a bound at which neither twin spills, with 64-bit offsets too (the 32-bit variants: above), but
+    for the one exception Thin.MINB names: rows/16's C twin, 8 bytes, at the fewest blocks an SM the search allows."""
+    numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(thin, True, simulator=False), S.numba_sig()))
+    for cubin, name in ((numba_cubin, None), (T.c_twin(thin, True).cubin("sm_90"), f"gemm_{thin.kind}_c")):
+        report = analyze(cubin, name)
+        if thin.name == "rows/16" and name is not None:
+            assert thin.MINB == 4 and report.spills == "8 B (1 STL, 1 LDL)", report.spills
+        else:
+            assert report.spills == "none" and report.local_bytes == 0, (thin.name, name, report.spills)
