@@ -76,6 +76,32 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         T.Thin("rows", 3)
 
 
+def test_the_thin_rule_holds_to_its_record():
+    """util.sgemm.THIN_MAX and THIN_WAVES against the timed record they were read from
+    (data/sgemm_thin_probe_nvidia_h200.json, scripts/sgemm_thin_probe.py): where the rule takes a thin kernel, that
+    kernel at the rule's slices (the launch bounds it was timed with) beat the tiled plan on 28 of 30 shapes; where
+    it does not, no thin kernel, at any of the slice counts timed, was more than 6% faster."""
+    import json
+    from pathlib import Path
+
+    record = json.loads((Path(__file__).parents[1] / "data" / "sgemm_thin_probe_nvidia_h200.json").read_text())
+    taken, faster, missed = 0, 0, []
+    for r in record["shapes"]:
+        m, n, k = r["shape"]
+        kind, width = r["thin"].split("/")
+        thin = T.Thin(kind, int(width))
+        valid = S.thin_slice_counts(k, thin)
+        blocks = math.ceil(m / thin.BM) * math.ceil(n / thin.BN)
+        splits = next((s for s in valid if blocks * s >= S.THIN_WAVES[kind] * r["minb"] * record["sms"]), valid[-1])
+        ratio = r["us"][f"{thin.name} s={splits}"] / r["us"]["tiled"]
+        if S.thin_choice(m, n, k) == thin:
+            taken += 1
+            faster += ratio < 1
+        elif min(r["us"][f"{thin.name} s={s}"] for s in r["slices"]) < 0.94 * r["us"]["tiled"]:
+            missed.append((m, n, k))
+    assert (taken, faster, missed) == (30, 28, [])
+
+
 def test_a_thin_kernel_refuses_an_fma_order_and_writes_nothing():
     p = Problem(4, 8, 8)
     p.poison()
