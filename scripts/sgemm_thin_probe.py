@@ -65,10 +65,9 @@ def main() -> None:
     shapes = FIXED + random_shapes(args.random)
     for i, (m, n, k) in enumerate(shapes):
         thin = T.thin_for(m, n, "rows" if m <= n else "cols")
-        valid = S.thin_slice_counts(k, thin)
         blocks = math.ceil(m / thin.BM) * math.ceil(n / thin.BN)
         # per fraction of a wave (thin.MINB blocks an SM), the fewest slices that make it (or the most there are)
-        ladder = sorted({next((s for s in valid if blocks * s >= f * thin.MINB * sms), valid[-1]) for f in WAVES})
+        ladder = sorted({S.thin_splits(m, n, k, thin, sms, waves=f) for f in WAVES})
         reg = Registry()
         S.register(reg, "tiled", "tiled C", thin=False)
         for s in ladder:

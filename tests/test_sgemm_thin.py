@@ -90,9 +90,7 @@ def test_the_thin_rule_holds_to_its_record():
         m, n, k = r["shape"]
         kind, width = r["thin"].split("/")
         thin = T.Thin(kind, int(width))
-        valid = S.thin_slice_counts(k, thin)
-        blocks = math.ceil(m / thin.BM) * math.ceil(n / thin.BN)
-        splits = next((s for s in valid if blocks * s >= S.THIN_WAVES[kind] * r["minb"] * record["sms"]), valid[-1])
+        splits = S.thin_splits(m, n, k, thin, record["sms"], minb=r["minb"])
         ratio = r["us"][f"{thin.name} s={splits}"] / r["us"]["tiled"]
         if S.thin_choice(m, n, k) == thin:
             taken += 1

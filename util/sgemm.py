@@ -357,6 +357,16 @@ def thin_slice_counts(k: int, thin: Thin) -> list[int]:
     return [s for s in slice_counts(k, thin) if cdiv(cdiv(k, thin.BK), s) * thin.BK <= thin.kmax]
 
 
+def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | None = None,
+                minb: int | None = None) -> int:
+    """Of ``thin_slice_counts``, the fewest that make ``waves`` (default ``THIN_WAVES[thin.kind]``) of a wave of
+    ``minb`` (default ``thin.MINB``) blocks an SM on ``sms`` SMs, or the most there are (K must take some)."""
+    blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
+    target = (THIN_WAVES[thin.kind] if waves is None else waves) * (thin.MINB if minb is None else minb) * sms
+    valid = thin_slice_counts(k, thin)
+    return next((s for s in valid if blocks * s >= target), valid[-1])
+
+
 def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None,
                reason: str) -> Plan:
     """plan() for a Thin kernel (forced, or ``thin_choice``'s when ``splits`` is None and the caller did not force
@@ -366,9 +376,8 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     if not valid:
         raise ValueError(f"k = {k} needs more than MAX_SPLITS = {MAX_SPLITS} slices of at most {thin.kmax} for "
                          f"{thin.name}: use a tile of util.sgemm.TILES")
-    if splits is None:  # the fewest that make THIN_WAVES of a wave of blocks, or the most there are
-        blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
-        splits = next((s for s in valid if blocks * s >= THIN_WAVES[thin.kind] * thin.MINB * sms), valid[-1])
+    if splits is None:
+        splits = thin_splits(m, n, k, thin, sms)
     elif isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or int(splits) not in valid:
         raise ValueError(f"splits={splits!r} does not fit {thin.name} on k = {k}: slices of whole {thin.BK}-step "
                          f"quanta, at most {thin.kmax} deep, none empty, make one of {valid}")
@@ -1011,10 +1020,10 @@ def register(reg: Any, name: str = "16 any shape", c_name: str | None = "16 C", 
         sgemm(p.a, p.b, p.c, compiler="cuda_c", **plan_options)
 
     unused_grid = lambda mn, nthreads: 1  # noqa: E731 - the launch plans its own grid
-    thin = plan_options.get("tile")
-    if isinstance(thin, Thin):
-        kernel, twin = sgemm_thin.numba_kernel(thin, False, simulator=False), sgemm_thin.c_twin(thin, False)
-        what, note = thin, f"the {thin.name} kernel for C with few {thin.kind} (util.sgemm_thin), forced"
+    forced = plan_options.get("tile")
+    if isinstance(forced, Thin):
+        kernel, twin = sgemm_thin.numba_kernel(forced, False, simulator=False), sgemm_thin.c_twin(forced, False)
+        what, note = forced, f"the {forced.name} kernel for C with few {forced.kind} (util.sgemm_thin), forced"
     else:
         kernel, twin = numba_kernel(True, True, False, simulator=False), c_twin(True, True, False)
         what, note = TILE, ("step 15 for any shape: clamped edges, a K tail, scalar loads where unaligned; tile and "

@@ -64,8 +64,8 @@ class Thin:
         """launch_bounds' second argument, the blocks an SM the registers must allow: the most of 8, 6, 5, 4 (64,
         80, 96, 128 registers a thread) at which ptxas needs no local memory for either twin, 32- or 64-bit offsets
         (sm_90; tests/test_sgemm_thin.py checks it; one exception: rows/16's C twin with 64-bit offsets spills 8 B
-        even at 4). These kernels are bound by the large operand's loads in flight,
-        so more resident blocks is more bytes in flight an SM; both twins get the same bounds."""
+        even at 4). These kernels are bound by the large operand's loads in flight, so more resident blocks is more
+        bytes in flight an SM; both twins get the same bounds."""
         return _MINB[self.name]
 
     @property
@@ -116,7 +116,7 @@ class Thin:
         return f"{self.kind}/{self.W}"
 
 
-# Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "Read-only loads and launch bounds")
+# Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "The thin kernels timed")
 _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 6, "rows/16": 4,
          "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
