@@ -15,6 +15,8 @@ say it. Under numba's simulator they are plain Python arithmetic.
     at_nc(a, i)            # the same through the read-only data path (``ld.global.nc``, SASS LDG.E.CONSTANT):
                            # what CUDA C's ``const float* __restrict__`` gives; the caller promises that nothing
                            # writes a while the kernel runs. numba has no way to say so of an array argument.
+    at_cs(a, i)            # a streaming load (``ld.global.cs``, SASS LDG.E.EF; CUDA C's ``__ldcs``): cached
+                           # evict-first, for data read once, a line by one load
 
 2. A 16-byte global load (``LDG.E.128``, CUDA C's ``float4``): NVVM merges four scalar loads only when it can
    prove 16-byte alignment, which a numba array's pointer never carries.
@@ -124,6 +126,10 @@ if SIMULATED:
 
     def at_nc(arr, i):
         """arr[i] (the simulator has one data path; it checks that i >= 0)."""
+        return arr[nonneg(i)]
+
+    def at_cs(arr, i):
+        """arr[i] (the simulator has no cache; it checks that i >= 0)."""
         return arr[nonneg(i)]
 
     def ldg128(arr, r, q):
@@ -500,6 +506,25 @@ else:
             value = builder.load(builder.addrspacecast(element, ir.PointerType(ir.FloatType(), 1)), align=4)
             value.set_metadata("invariant.load", builder.module.add_metadata([]))
             return value
+
+        return types.float32(arr, i), codegen
+
+    @intrinsic
+    def at_cs(typingctx, arr, i):
+        """arr[i] of a C-contiguous float32 array as a streaming load, ``ld.global.cs`` (CUDA C's ``__ldcs``: the
+        line is cached evict-first in L1 and L2), for data read once: it evicts itself before lines that will be
+        read again or are still to be written back. Inline PTX, as ``__ldcs`` is (NVVM drops LLVM's
+        ``!nontemporal`` on a load). i >= 0 is the caller's promise."""
+        if not (_at_args(types, arr, i) and arr.dtype == types.float32):
+            return None
+
+        def codegen(context, builder, sig, args):
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            index = builder.sext(args[1], ir.IntType(64)) if i.bitwidth < 64 else args[1]
+            address = builder.ptrtoint(builder.gep(data, [index], inbounds=True), ir.IntType(64))
+            load = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [ir.IntType(64)]), "ld.global.cs.f32 $0, [$1];",
+                                "=f,l")
+            return builder.call(load, [address])
 
         return types.float32(arr, i), codegen
 

@@ -63,14 +63,14 @@ gemm_rows_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
         #pragma unroll
         for (int u = 0; u < 4; ++u)
             #pragma unroll
-            for (int c = 0; c < 4; ++c) bv[u][c] = b[pb + u * (off_t_)n + col[c]];
+            for (int c = 0; c < 4; ++c) bv[u][c] = __ldcs(b + pb + u * (off_t_)n + col[c]);
         group(acc, bv, sh, (unsigned)(4 * g));
     }
     if (4 * g < ks) {  // the slice's last, partial group: its k-steps past ks are zeros in A's slice
         #pragma unroll
         for (int u = 0; u < 4; ++u)
             #pragma unroll
-            for (int c = 0; c < 4; ++c) bv[u][c] = 4 * g + u < ks ? b[pb + u * (off_t_)n + col[c]] : 0.0f;
+            for (int c = 0; c < 4; ++c) bv[u][c] = 4 * g + u < ks ? __ldcs(b + pb + u * (off_t_)n + col[c]) : 0.0f;
         group(acc, bv, sh, (unsigned)(4 * g));
     }
     // warps 1, 2, 3 hand their sums to warp 0 through the same shared buffer, which adds them in that order

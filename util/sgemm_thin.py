@@ -21,10 +21,14 @@ keep the large operand's loads coalesced and in flight:
 K is split over blockIdx.z into slices of at most ``Thin.kmax`` k-steps (what the shared buffer holds); the
 slices' sums go through ``util.sgemm``'s workspace and split-K sum. A row of A or a column of B past the matrix is
 loaded clamped (its results are not stored); k-steps past the slice are zeros. Every load is 4 bytes: the
-kernels need no alignment and have no alignment variants. Loads of A and B take the read-only data path
-(``util.intrinsics.at_nc``, SASS ``LDG.E.CONSTANT``), as the C twins' ``const float* __restrict__`` do: with plain
-loads (``LDG.E``) and machine code otherwise the same, numba took up to 1.4x the twin's time (docs/notes.md). The C
-twins are util/sgemm_thin.cu.
+kernels need no alignment and have no alignment variants. Loads go through the read-only
+data path (``util.intrinsics.at_nc``, SASS ``LDG.E.CONSTANT``), as the C twins' ``const float* __restrict__`` loads
+do (with plain loads numba took up to 1.4x the twin's time, docs/notes.md), but for ``rows``'s loads of B: B is read
+once, a line by one warp's load, so it is streamed (``util.intrinsics.at_cs``, the twins' ``__ldcs``, SASS
+``LDG.E.EF``: cached evict-first), and its lines make room for each other rather than evict lines still to be read or
+written back (behind an L2 full of written lines, 1 x 4096 x 4096 took 0.89x the time it took through the read-only
+path). ``cols`` reads each line of A in four loads, 32 bytes each, and streamed, 4096 x 1 x 4096 took 1.09x its
+time (cols/16 0.89x; docs/notes.md): it keeps the read-only path. The C twins are util/sgemm_thin.cu.
 """
 
 from __future__ import annotations
@@ -116,8 +120,9 @@ class Thin:
         return f"{self.kind}/{self.W}"
 
 
-# Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "The thin kernels timed")
-_MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 6, "rows/16": 4,
+# Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "The thin kernels timed", "Streamed
+# loads of the large operand")
+_MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
          "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
 
@@ -143,7 +148,7 @@ def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED):
 def _rows(thin: Thin, wide: bool, simulator: bool):
     from numba import float32, int32, int64, uint32
 
-    from .intrinsics import add_nsw, at_nc, mul_nsw, nonneg
+    from .intrinsics import add_nsw, at_cs, at_nc, mul_nsw, nonneg
 
     W, KP, NT, SH = thin.W, thin.kmax, thin.NT, thin.shared_floats
     JPR = KP // NT  # elements of a row of A's slice a thread stages
@@ -209,7 +214,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
             for u in range(4):
                 pu = add_nsw(pb, nu[u])
                 for c in range(4):
-                    bv[u, c] = at_nc(b, add_nsw(pu, col[c]))
+                    bv[u, c] = at_cs(b, add_nsw(pu, col[c]))
             group(acc, bv, sh, uint32(OFF(4) * g))
             pb = add_nsw(pb, step)
             g = add_nsw(g, OFF(NW))
@@ -217,7 +222,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
             for u in range(4):
                 pu = add_nsw(pb, nu[u])
                 for c in range(4):
-                    bv[u, c] = at_nc(b, add_nsw(pu, col[c])) if OFF(4) * g + OFF(u) < ks else float32(0.0)
+                    bv[u, c] = at_cs(b, add_nsw(pu, col[c])) if OFF(4) * g + OFF(u) < ks else float32(0.0)
             group(acc, bv, sh, uint32(OFF(4) * g))
         # warps 1, 2, 3 hand their sums to warp 0 through the same shared buffer, which adds them in that order
         cuda.syncthreads()
