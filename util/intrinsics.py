@@ -500,9 +500,7 @@ else:
             return None
 
         def codegen(context, builder, sig, args):
-            data = context.make_array(sig.args[0])(context, builder, args[0]).data
-            index = builder.sext(args[1], ir.IntType(64)) if i.bitwidth < 64 else args[1]
-            element = builder.gep(data, [index], inbounds=True)
+            element = _flat_pointer(context, builder, sig, args)
             value = builder.load(builder.addrspacecast(element, ir.PointerType(ir.FloatType(), 1)), align=4)
             value.set_metadata("invariant.load", builder.module.add_metadata([]))
             return value
@@ -519,9 +517,7 @@ else:
             return None
 
         def codegen(context, builder, sig, args):
-            data = context.make_array(sig.args[0])(context, builder, args[0]).data
-            index = builder.sext(args[1], ir.IntType(64)) if i.bitwidth < 64 else args[1]
-            address = builder.ptrtoint(builder.gep(data, [index], inbounds=True), ir.IntType(64))
+            address = builder.ptrtoint(_flat_pointer(context, builder, sig, args), ir.IntType(64))
             load = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [ir.IntType(64)]), "ld.global.cs.f32 $0, [$1];",
                                 "=f,l")
             return builder.call(load, [address])
@@ -553,11 +549,16 @@ else:
         sig = types.UniTuple(types.float32, 4)(arr, i)
 
         def codegen(context, builder, sig, args):
-            data = context.make_array(sig.args[0])(context, builder, args[0]).data
-            index = builder.sext(args[1], ir.IntType(64)) if i.bitwidth < 64 else args[1]
-            return _load_float4(context, builder, sig, builder.gep(data, [index], inbounds=True))
+            return _load_float4(context, builder, sig, _flat_pointer(context, builder, sig, args))
 
         return sig, codegen
+
+    def _flat_pointer(context, builder, sig, args):
+        """A pointer to flat element i of a C-contiguous array (args: the array, i): its data pointer plus the
+        sign-extended i (``getelementptr inbounds``; i >= 0 is the caller's promise)."""
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        index = builder.sext(args[1], ir.IntType(64)) if sig.args[1].bitwidth < 64 else args[1]
+        return builder.gep(data, [index], inbounds=True)
 
     def _load_float4(context, builder, sig, ptr):
         """The 4 floats at ptr as ONE 16-byte load (``align 16``: the caller's promise), as sig's 4-tuple."""
