@@ -17,6 +17,8 @@ say it. Under numba's simulator they are plain Python arithmetic.
                            # writes a while the kernel runs. numba has no way to say so of an array argument.
     at_cs(a, i)            # a streaming load (``ld.global.cs``, SASS LDG.E.EF; CUDA C's ``__ldcs``): cached
                            # evict-first, for data read once, a line by one load
+    at_cg(a, i)            # a load cached in L2 only (``ld.global.cg``, CUDA C's ``__ldcg``): what other blocks
+                           # of the same kernel wrote (behind a fence), never a stale line of this SM's L1
 
 2. A 16-byte global load (``LDG.E.128``, CUDA C's ``float4``): NVVM merges four scalar loads only when it can
    prove 16-byte alignment, which a numba array's pointer never carries.
@@ -129,6 +131,10 @@ if SIMULATED:
         return arr[nonneg(i)]
 
     def at_cs(arr, i):
+        """arr[i] (the simulator has no cache; it checks that i >= 0)."""
+        return arr[nonneg(i)]
+
+    def at_cg(arr, i):
         """arr[i] (the simulator has no cache; it checks that i >= 0)."""
         return arr[nonneg(i)]
 
@@ -520,6 +526,22 @@ else:
             address = builder.ptrtoint(_flat_pointer(context, builder, sig, args), ir.IntType(64))
             load = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [ir.IntType(64)]), "ld.global.cs.f32 $0, [$1];",
                                 "=f,l")
+            return builder.call(load, [address])
+
+        return types.float32(arr, i), codegen
+
+    @intrinsic
+    def at_cg(typingctx, arr, i):
+        """arr[i] of a C-contiguous float32 array cached in L2 only, ``ld.global.cg`` (CUDA C's ``__ldcg``): L1 is
+        not coherent across SMs, so what other blocks wrote during this kernel (and made visible with a fence) is
+        read where they wrote it. Inline PTX, as ``__ldcg`` is. i >= 0 is the caller's promise."""
+        if not (_at_args(types, arr, i) and arr.dtype == types.float32):
+            return None
+
+        def codegen(context, builder, sig, args):
+            address = builder.ptrtoint(_flat_pointer(context, builder, sig, args), ir.IntType(64))
+            load = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [ir.IntType(64)]), "ld.global.cg.f32 $0, [$1];",
+                                "=f,l", side_effect=True)
             return builder.call(load, [address])
 
         return types.float32(arr, i), codegen

@@ -34,7 +34,7 @@ util.sgemm_thin has kernels that do only the FMAs C needs (``THINS``); ``plan`` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -42,11 +42,12 @@ from typing import Any
 import numpy as np
 
 from .backend import SIMULATED, cuda
-from numba import float32, int64, uint32, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
+from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
 from .intrinsics import add_nsw, ldg128_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
 from .sgemm_thin import THINS, WIDTHS, Thin, thin_for
+from .splitk import MAX_ELEMENTS, fuses, slices_a_round
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
 INT32_MAX = 2**31 - 1
@@ -182,7 +183,8 @@ def _check_order(order: str) -> None:
 @dataclass(frozen=True)
 class Plan:
     """How one call runs: ``splits`` slices of K, ``kslice`` deep each (a multiple of BK), on a grid of
-    (n tiles, m tiles, splits) blocks; 16-byte loads of A (``va``) and B (``vb``); 64-bit offsets (``wide``)."""
+    (n tiles, m tiles, splits) blocks; 16-byte loads of A (``va``) and B (``vb``); 64-bit offsets (``wide``);
+    with several slices, ``fused``: each output tile's last block adds them (``util.splitk``), else ``splitk_sum``."""
 
     m: int
     n: int
@@ -194,6 +196,7 @@ class Plan:
     wide: bool
     tile: Tile | Thin = TILE
     why: str = ""
+    fused: bool = False  # several slices added by each tile's last block (util.splitk), not a second kernel
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -264,13 +267,13 @@ def slice_counts(k: int, t: Tile) -> list[int]:
 @lru_cache(maxsize=4096)
 def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
          aligned: tuple[bool, bool] = (True, True), wide: bool | None = None,
-         tile: Tile | Thin | None = None, thin: bool = True) -> Plan:
+         tile: Tile | Thin | None = None, thin: bool = True, fuse: bool | None = None) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
     Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
     columns, one of ``THINS`` (util.sgemm_thin: only the FMAs C needs, the large operand read once a block of 16
-    rows or columns); its slices are the fewest that keep each within its ``kmax`` and make ``THIN_WAVES`` of a
-    wave of its ``MINB`` blocks an SM (or the most there are). ``thin=False``, a forced ``splits`` or a forced
+    rows or columns); its slices are the fewest that keep each within its ``kmax`` (and no shallower than its
+    ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are). ``thin=False``, a forced ``splits`` or a forced
     ``tile`` of ``TILES`` keeps to the tiles.
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
@@ -285,6 +288,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
     ``tile`` may also force one of ``THINS``, with or without ``splits``.
+    With several slices, who adds them (``fuse_choice``; ``fuse`` forces it): for the thin kernels of
+    ``FUSED_KINDS``, each output tile's last block, where that takes at most ``FUSE_ROUNDS`` rounds of loads; else
+    a second kernel.
     """
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
@@ -301,10 +307,11 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         raise ValueError(f"m = {m} needs more than {MAX_GRID_Y} row tiles of {rows} rows, the most one launch's "
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
     if isinstance(tile, Thin):
-        return _thin_plan(m, n, k, tile, sms, splits, wide, "forced")
+        return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced"), fuse)
     few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
     if few is not None:
-        return _thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}")
+        return _fused(_thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}"),
+                      fuse)
     if splits is not None:  # only the tiles that this many slices leave none empty
         most = max(min(cdiv(k, t.BK), MAX_SPLITS) for t in tiles)
         if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= most:
@@ -327,7 +334,36 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     wide = big > INT32_MAX if wide is None else bool(wide)
     va = k % 4 == 0 and aligned[0]
     vb = n % 4 == 0 and aligned[1]
-    return Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why)
+    return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why), fuse)
+
+
+# The thin kernels whose output tile's last block adds its slices (util.splitk), where that takes at most FUSE_ROUNDS
+# rounds of loads (slices_a_round slices' loads a round); elsewhere a second kernel adds them, every element on its
+# own thread. Measured (H200, scratch probe in docs/notes.md, numba fused / second kernel): cols/1-8 and rows/1
+# 0.85-1.01 at up to 3 rounds (1.03-1.05 at 5 and more); rows/2 and rows/4 1.04-1.30 at every count. The tiled
+# kernels' 32 or 64 results a thread made every one of them spill (24-304 B, sm_90), so they take the second kernel
+FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1")
+FUSE_ROUNDS = 3
+
+
+def fuse_choice(tile: Tile | Thin, splits: int) -> bool:
+    """Whether ``splits`` slices are added by each output tile's last block (``util.splitk``) rather than by a
+    second kernel (``splitk_sum``): one of ``FUSED_KINDS``, several slices, at most ``FUSE_ROUNDS`` rounds of
+    loads."""
+    return (isinstance(tile, Thin) and tile.name in FUSED_KINDS and splits > 1
+            and cdiv(splits, slices_a_round(tile.BM, tile.BN, tile.NT)) <= FUSE_ROUNDS)
+
+
+def _fused(p: Plan, fuse: bool | None) -> Plan:
+    """p with ``fused`` set: forced by ``fuse`` (a thin kernel's, only meaningful with several slices), else
+    ``fuse_choice``."""
+    if fuse is not None and not isinstance(fuse, bool):
+        raise ValueError(f"fuse must be True, False or None (the rule), got {fuse!r}")
+    if fuse and not (isinstance(p.tile, Thin) and fuses(p.tile.BM, p.tile.BN, p.tile.NT)):
+        raise ValueError(f"fuse=True takes a thin kernel whose threads add at most {MAX_ELEMENTS} elements of the tile "
+                         f"(util.splitk; rows/1-4, cols/1-8); {p.tile.name} adds its slices with a second kernel")
+    fused = p.splits > 1 and (fuse_choice(p.tile, p.splits) if fuse is None else fuse)
+    return replace(p, fused=fused, why=p.why + (", added by each tile's last block" if fused else ""))
 
 
 # plan() takes a Thin kernel where C has at most this many rows ("rows") or columns ("cols"), and its slices aim at
@@ -359,11 +395,13 @@ def thin_slice_counts(k: int, thin: Thin) -> list[int]:
 
 def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | None = None,
                 minb: int | None = None) -> int:
-    """Of ``thin_slice_counts``, the fewest that make ``waves`` (default ``THIN_WAVES[thin.kind]``) of a wave of
-    ``minb`` (default ``thin.MINB``) blocks an SM on ``sms`` SMs, or the most there are (K must take some)."""
+    """Of ``thin_slice_counts`` whose slices are at least ``thin.kmin`` deep (or one slice), the fewest that make
+    ``waves`` (default ``THIN_WAVES[thin.kind]``) of a wave of ``minb`` (default ``thin.MINB``) blocks an SM on
+    ``sms`` SMs, or the most there are (K must take some)."""
     blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
     target = (THIN_WAVES[thin.kind] if waves is None else waves) * (thin.MINB if minb is None else minb) * sms
-    valid = thin_slice_counts(k, thin)
+    quanta = cdiv(k, thin.BK)
+    valid = [s for s in thin_slice_counts(k, thin) if s == 1 or cdiv(quanta, s) * thin.BK >= thin.kmin]
     return next((s for s in valid if blocks * s >= target), valid[-1])
 
 
@@ -396,8 +434,9 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 @lru_cache(maxsize=None)
 def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
                  order: str | None = None, shift_b: bool = False):
-    """The numba kernel ``gemm(a, b, out, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
-    ``gridDim.z`` slices of m x n (C itself when there is one). ``order``: the order of a k-step's FMAs (one of
+    """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
+    ``gridDim.z`` slices of m x n (C itself when there is one), which ``splitk_sum`` adds; ``dst`` and ``flags``,
+    which the thin kernels' fused split-K takes (``util.splitk``), are not read (one signature for every kernel). ``order``: the order of a k-step's FMAs (one of
     ``FFMA_ORDERS``; default: the one recorded for this variant, ``ffma_order``). ``shift_b`` (``Plan.shift_b``;
     only for B's 4-byte loads by whole pieces, and only launched with n >= BN): the right-edge block's tile starts
     at column n - BN instead of being clamped column by column, so a piece's 4 floats are always consecutive and one
@@ -564,7 +603,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 kr = k0 + OFF(r)
                 rb[l, x] = at(b, kr * n + bcol(bcl, q, x if VB else 0, n)) if kr < kend else float32(0.0)
 
-    def gemm(a, b, out, m, n, k, kslice):
+    def gemm(a, b, out, dst, flags, m, n, k, kslice):
         """Step 15's hot loop for every block: edge rows and columns clamped (their results are not stored), a
         K tail loaded once with checks, slice blockIdx.z of K written to out[blockIdx.z]."""
         AsT = cuda.shared.array((2, BK, BMP), float32, alignment=ALIGN)
@@ -863,6 +902,24 @@ def _workspace_for(floats: int):
     return ws[:floats]
 
 
+def _counters_for(tiles: int):
+    """The output tiles' counters of a fused split-K (``util.splitk``): a cached int32 device buffer of at least
+    ``tiles`` zeros (grown, never shrunk; every call leaves it zero)."""
+    flags = _workspace.get("flags")
+    if flags is None or flags.size < tiles:
+        flags = cuda.to_device(np.zeros(max(tiles, 1024), dtype=np.int32))
+        _workspace["flags"] = flags
+    return flags
+
+
+def _no_counters():
+    """The counter array a kernel that does not fuse takes (and never reads): one int32."""
+    none = _workspace.get("none")
+    if none is None:
+        none = _workspace["none"] = cuda.device_array(1, dtype=np.int32)
+    return none
+
+
 def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any]:
     """(m, n, k) and the three as device arrays; a clear error, before anything is written, if they do not fit."""
     (m, k), a = _describe("a", a)
@@ -881,15 +938,16 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
           wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-          thin: bool = True) -> Plan:
+          thin: bool = True, fuse: bool | None = None) -> Plan:
     """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
     ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (``tile``:
     one of ``TILES``, or of ``THINS``, the kernels for C with few rows or columns), ``order`` the recorded order of
-    the tiled kernels' FMAs (tests, studies; it keeps to the tiles); ``thin=False``: no thin kernel (``plan``).
+    the tiled kernels' FMAs (tests, studies; it keeps to the tiles); ``thin=False``: no thin kernel, ``fuse``: who
+    adds the slices of a split K (``plan``).
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""
-    call = _cached(a, b, c, compiler, splits, wide, tile, order, thin)
+    call = _cached(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
     call()
     return call.plan
 
@@ -899,7 +957,7 @@ class Prepared:
 
     def __init__(self, a: Any, b: Any, c: Any, compiler: str = "numba", splits: int | None = None,
                  wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-                 thin: bool = True) -> None:
+                 thin: bool = True, fuse: bool | None = None) -> None:
         if compiler not in ("numba", "cuda_c"):
             raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
         if compiler == "cuda_c" and SIMULATED:
@@ -908,22 +966,24 @@ class Prepared:
             raise ValueError(f"order is the order of the tiled kernels' FMAs; {tile.name} has none to choose")
         m, n, k, a, b, c = check_operands(a, b, c)
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile, thin=thin and order is None,
-                             aligned=(_aligned16(a), _aligned16(b)))
+                             aligned=(_aligned16(a), _aligned16(b)), fuse=fuse)
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
+        flags = _counters_for(p.grid[0] * p.grid[1]) if p.fused else _no_counters()
         vec = p.splits > 1 and sum_vec(m * n, _aligned16(c))
         lanes = p.splits > 1 and not vec and sum_lanes(m * n)
         if compiler == "numba":
             cf = c.reshape(m * n)
-            self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, m, n, k, p.kslice)
-            kernel = (sgemm_thin.numba_kernel(p.tile, p.wide) if isinstance(p.tile, Thin) else
+            self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, cf, flags, m, n, k,
+                          p.kslice)
+            kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused) if isinstance(p.tile, Thin) else
                       numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b))
             self._main = kernel[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
             self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
-            twin = (sgemm_thin.c_twin(p.tile, p.wide) if isinstance(p.tile, Thin) else
+            twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused) if isinstance(p.tile, Thin) else
                     c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b))
-            self._args = (a, b, ws if ws is not None else c, np.int32(m), np.int32(n), np.int32(k),
+            self._args = (a, b, ws if ws is not None else c, c, flags, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
             total = c_splitk_sum(vec, lanes)
@@ -933,15 +993,15 @@ class Prepared:
 
     def __call__(self) -> None:
         self._main(*self._args)
-        if self.plan.splits > 1:
+        if self.plan.splits > 1 and not self.plan.fused:
             self._sum[0](*self._sum[1])
 
 
 def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
             wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-            thin: bool = True) -> Prepared:
+            thin: bool = True, fuse: bool | None = None) -> Prepared:
     """Check and plan C = A @ B once; the returned object launches it (``g()``), as often as wanted."""
-    return Prepared(a, b, c, compiler, splits, wide, tile, order, thin)
+    return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
 
 
 _CACHE: dict[tuple, tuple[tuple, Prepared]] = {}
@@ -955,22 +1015,22 @@ def clear_cache() -> None:
 
 
 def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None,
-            tile: Tile | Thin | None, order: str | None, thin: bool) -> Prepared:
+            tile: Tile | Thin | None, order: str | None, thin: bool, fuse: bool | None) -> Prepared:
     """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
     alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call. The
     last ``_CACHE_SIZE`` entries hold their arrays (so an id cannot be reused while its entry lives): their memory
     stays allocated until ``clear_cache()`` or until newer calls push them out."""
     if SIMULATED:
-        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
     if not all(type(x) is DeviceNDArray for x in (a, b, c)):
-        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin)
-    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order, thin)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
+    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order, thin, fuse)
     hit = _CACHE.get(key)
     if hit is not None:  # the entry holds a, b and c, so these ids are still theirs
         return hit[1]
-    call = Prepared(a, b, c, compiler, splits, wide, tile, order, thin)
+    call = Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = ((a, b, c), call)
@@ -1003,8 +1063,9 @@ def c_splitk_sum(vec: bool = False, lanes: bool = False):
 
 
 def numba_sig() -> tuple:
-    """The argument types ``sgemm`` passes the numba kernel: flat float32 arrays and int64 sizes."""
-    return (float32[::1],) * 3 + (int64,) * 4
+    """The argument types ``sgemm`` passes the numba kernel: flat float32 arrays (a, b, out, c), the int32 tile
+    counters and int64 sizes."""
+    return (float32[::1],) * 4 + (int32[::1],) + (int64,) * 4
 
 
 def register(reg: Any, name: str = "16 any shape", c_name: str | None = "16 C", **plan_options: Any) -> None:

@@ -1,6 +1,7 @@
 // CUDA C twin of util/sgemm.py's numba kernel: SGEMM on any shape, the same algorithm in C.
 // Step 15's hot loop (sgemm_ladder.ipynb) for every block: edge rows of A and columns of B clamped (their results
-// are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice.
+// are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice (added by a
+// second kernel, splitk_sum*_c; dst and flags, which the thin kernels' fused split-K takes, are not read here).
 // Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB, KG (util.sgemm.Tile); VA / VB: 16-byte loads of A / B;
 // WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS); SHIFT_B:
 // B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (util.sgemm.Plan.shift_b).
@@ -149,7 +150,8 @@ __device__ __forceinline__ void fetch_tail(const float* __restrict__ a, const fl
 }
 
 extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __restrict__ a, const float* __restrict__ b,
-                                                              float* __restrict__ out, int m, int n, int k, int kslice) {
+                                                              float* __restrict__ out, float* __restrict__ dst,
+                                                              int* flags, int m, int n, int k, int kslice) {
     __shared__ __align__(16) TileA AsT;
     __shared__ __align__(16) TileB Bs;
     // the group of warps (sliced K) and the thread in it

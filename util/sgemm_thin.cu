@@ -1,14 +1,15 @@
 // CUDA C twins of util/sgemm_thin.py's numba kernels: SGEMM where C has few rows (THIN_ROWS) or few columns
 // (THIN_COLS), the large operand read once, coalesced, with 4-byte loads; the same algorithm, line for line.
 // Macros: W (rows / columns of C a block computes), WIDE (64-bit offsets), KP (the deepest K slice: Thin.kmax),
-// SHARED_FLOATS, NW (warps a block), MINB (launch bounds' blocks an SM); THIN_COLS also R (rows a lane) and WP
-// (a k-step's padded row of B).
+// SHARED_FLOATS, NW (warps a block), MINB (launch bounds' blocks an SM), FUSE (the last block of an output tile adds
+// its slices: util/splitk.cuh); THIN_COLS also R (rows a lane) and WP (a k-step's padded row of B).
 #if WIDE
 typedef long long off_t_;
 #else
 typedef int off_t_;
 #endif
 #define NT (32 * NW)
+#include "splitk.cuh"
 
 #ifdef THIN_ROWS
 #define JPR (KP / NT)  // elements of a row of A's slice a thread stages
@@ -29,9 +30,11 @@ __device__ __forceinline__ void group(float (&acc)[W][4], const float (&bv)[4][4
     }
 }
 
-// C's rows r0 .. r0 + W, columns c0 .. c0 + 128, over slice blockIdx.z of K, into out[blockIdx.z]
+// C's rows r0 .. r0 + W, columns c0 .. c0 + 128, over slice blockIdx.z of K, into out[blockIdx.z] (and with several
+// and FUSE, the tile's last block adds them into dst, C)
 extern "C" __global__ void __launch_bounds__(NT, MINB)
-gemm_rows_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int m, int n, int k, int kslice) {
+gemm_rows_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, float* __restrict__ dst,
+            int* flags, int m, int n, int k, int kslice) {
     __shared__ __align__(16) float sh[SHARED_FLOATS];
     const unsigned t = threadIdx.x, lane = t % 32, w = t / 32;
     const off_t_ r0 = (off_t_)blockIdx.y * W, c0 = (off_t_)blockIdx.x * 128, kb = (off_t_)blockIdx.z * kslice;
@@ -82,25 +85,29 @@ gemm_rows_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
             for (int c = 0; c < 4; ++c) sh[(w - 1) * (W * 128) + i * 128 + c * 32 + lane] = acc[i][c];
     }
     __syncthreads();
-    if (w > 0) return;
-    #pragma unroll
-    for (int h = 0; h < NW - 1; ++h)
+    if (w == 0) {
         #pragma unroll
-        for (int i = 0; i < W; ++i)
+        for (int h = 0; h < NW - 1; ++h)
             #pragma unroll
-            for (int c = 0; c < 4; ++c) acc[i][c] += sh[h * W * 128 + i * 128 + c * 32 + lane];
-    const off_t_ base = (off_t_)blockIdx.z * m * n;
-    #pragma unroll
-    for (int i = 0; i < W; ++i) {
-        const off_t_ row = r0 + i;
-        if (row < m) {
-            #pragma unroll
-            for (int c = 0; c < 4; ++c) {
-                const off_t_ cc = c0 + lane + 32 * c;
-                if (cc < n) out[base + row * n + cc] = acc[i][c];
+            for (int i = 0; i < W; ++i)
+                #pragma unroll
+                for (int x = 0; x < 4; ++x) acc[i][x] += sh[h * W * 128 + i * 128 + x * 32 + lane];
+        const off_t_ base = (off_t_)blockIdx.z * m * n;
+        #pragma unroll
+        for (int i = 0; i < W; ++i) {
+            const off_t_ row = r0 + i;
+            if (row < m) {
+                #pragma unroll
+                for (int x = 0; x < 4; ++x) {
+                    const off_t_ cc = c0 + lane + 32 * x;
+                    if (cc < n) out[base + row * n + cc] = acc[i][x];
+                }
             }
         }
     }
+#if FUSE
+    add_slices<W, 128, NT>(out, dst, flags, m, n, r0, c0);  // the tile's last block adds the slices
+#endif
 }
 #endif
 
@@ -118,9 +125,11 @@ __device__ __forceinline__ void step(float (&acc)[R][W], const float (&av)[R], c
         for (int j = 0; j < W; ++j) acc[ri][j] += av[ri] * bw[j];
 }
 
-// C's rows r0 .. r0 + 16 R, columns c0 .. c0 + W, over slice blockIdx.z of K, into out[blockIdx.z]
+// C's rows r0 .. r0 + 16 R, columns c0 .. c0 + W, over slice blockIdx.z of K, into out[blockIdx.z] (and with
+// several and FUSE, the tile's last block adds them into dst, C)
 extern "C" __global__ void __launch_bounds__(NT, MINB)
-gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int m, int n, int k, int kslice) {
+gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, float* __restrict__ dst,
+            int* flags, int m, int n, int k, int kslice) {
     __shared__ __align__(16) float sh[SHARED_FLOATS];
     const unsigned t = threadIdx.x, lane = t % 32, w = t / 32, kr = lane % 8;
     const off_t_ r0 = (off_t_)blockIdx.y * (4 * NW * R) + (w * (4 * R) + lane / 8);  // this lane's rows r0 + 4 ri
@@ -191,5 +200,8 @@ gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
                 if (kr == j % 8 && c0 + j < n) out[base + row * n + c0 + j] = acc[ri][j];
         }
     }
+#if FUSE
+    add_slices<4 * NW * R, W, NT>(out, dst, flags, m, n, (off_t_)blockIdx.y * (4 * NW * R), c0);  // the last block adds
+#endif
 }
 #endif

@@ -67,8 +67,7 @@ class Thin:
     def MINB(self) -> int:
         """launch_bounds' second argument, the blocks an SM the registers must allow: the most of 8, 6, 5, 4 (64,
         80, 96, 128 registers a thread) at which ptxas needs no local memory for either twin, 32- or 64-bit offsets
-        (sm_90; tests/test_sgemm_thin.py checks it; one exception: rows/16's C twin with 64-bit offsets spills 8 B
-        even at 4). These kernels are bound by the large operand's loads in flight, so more resident blocks is more
+        (sm_90; tests/test_sgemm_thin.py checks it). These kernels are bound by the large operand's loads in flight, so more resident blocks is more
         bytes in flight an SM; both twins get the same bounds."""
         return _MINB[self.name]
 
@@ -104,6 +103,13 @@ class Thin:
         return max(512, STAGED * self.NT // self.W) if self.kind == "rows" else STAGED * self.NT // self.W
 
     @property
+    def kmin(self) -> int:
+        """The shallowest K slice ``plan`` gives it when K allows more than one: ``rows``, two groups of 4 k-steps
+        a warp (in a slice of 4 k-steps three of the four warps have nothing to load; at 27 x 1138 x 448, rows/16, a
+        slice of 12 k-steps ran at 83% of cuBLAS and one of 32 at 114%, H100, docs/notes.md); ``cols``, one pass."""
+        return 8 * NW if self.kind == "rows" else self.BK
+
+    @property
     def shared_floats(self) -> int:
         """The block's shared buffer: the small operand's slice; for ``rows`` then warps 1..3's sums."""
         if self.kind == "rows":
@@ -137,20 +143,22 @@ def thin_for(m: int, n: int, kind: str) -> Thin:
 # ---- numba ----------------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED):
-    """The numba kernel ``gemm(a, b, out, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major) arrays, with the
+def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: bool = False):
+    """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major) arrays, with the
     signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C itself when there is
     one). ``wide``: 64-bit offsets. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no alignment
     of shared arrays)."""
-    return (_rows if thin.kind == "rows" else _cols)(thin, bool(wide), simulator)
+    return (_rows if thin.kind == "rows" else _cols)(thin, bool(wide), simulator, bool(fuse))
 
 
-def _rows(thin: Thin, wide: bool, simulator: bool):
+def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     from numba import float32, int32, int64, uint32
 
     from .intrinsics import add_nsw, at_cs, at_nc, mul_nsw, nonneg
+    from .splitk import add_slices
 
     W, KP, NT, SH = thin.W, thin.kmax, thin.NT, thin.shared_floats
+    add_tile = add_slices(thin.BM, thin.BN, NT)
     JPR = KP // NT  # elements of a row of A's slice a thread stages
     SJ = W * JPR  # all that it stages
     OFF = int64 if wide else int32
@@ -170,8 +178,9 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
                 acc[i, c] += a2 * bv[2, c]
                 acc[i, c] += a3 * bv[3, c]
 
-    def gemm(a, b, out, m, n, k, kslice):
-        """C's rows r0 .. r0 + W, columns c0 .. c0 + 128, over slice blockIdx.z of K, into out[blockIdx.z]."""
+    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+        """C's rows r0 .. r0 + W, columns c0 .. c0 + 128, over slice blockIdx.z of K, into out[blockIdx.z] (and
+        with ``fuse``, the tile's last block adds the slices into dst, C)."""
         sh = cuda.shared.array(SH, float32, alignment=ALIGN)
         t = uint32(cuda.threadIdx.x)
         lane = t % uint32(32)
@@ -231,30 +240,33 @@ def _rows(thin: Thin, wide: bool, simulator: bool):
                 for c in range(4):
                     sh[(w - uint32(1)) * uint32(W * 128) + uint32(i * 128 + c * 32) + lane] = acc[i, c]
         cuda.syncthreads()
-        if w > 0:
-            return
-        for h in range(NW - 1):
+        if w == uint32(0):
+            for h in range(NW - 1):
+                for i in range(W):
+                    for x in range(4):
+                        acc[i, x] += sh[uint32(h * W * 128 + i * 128 + x * 32) + lane]
+            base = mul_nsw(mul_nsw(OFF(cuda.blockIdx.z), mm), nn)
             for i in range(W):
-                for c in range(4):
-                    acc[i, c] += sh[uint32(h * W * 128 + i * 128 + c * 32) + lane]
-        base = mul_nsw(mul_nsw(OFF(cuda.blockIdx.z), mm), nn)
-        for i in range(W):
-            row = add_nsw(r0, OFF(i))
-            if row < mm:
-                for c in range(4):
-                    cc = add_nsw(c0, OFF(lane + uint32(32 * c)))
-                    if cc < nn:
-                        out[nonneg(add_nsw(add_nsw(base, mul_nsw(row, nn)), cc))] = acc[i, c]
+                row = add_nsw(r0, OFF(i))
+                if row < mm:
+                    for x in range(4):
+                        cc = add_nsw(c0, OFF(lane + uint32(32 * x)))
+                        if cc < nn:
+                            out[nonneg(add_nsw(add_nsw(base, mul_nsw(row, nn)), cc))] = acc[i, x]
+        if fuse:
+            add_tile(out, dst, flags, m, n, r0, c0)
 
     return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
 
-def _cols(thin: Thin, wide: bool, simulator: bool):
+def _cols(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     from numba import float32, int32, int64, uint32
 
     from .intrinsics import add_nsw, at_nc, mul_nsw, nonneg, shfl_xor
+    from .splitk import add_slices
 
-    W, R, WP, KP, NT, SH = thin.W, thin.R, thin.WP, thin.kmax, thin.NT, thin.shared_floats
+    W, R, WP, KP, NT, SH, BM = thin.W, thin.R, thin.WP, thin.kmax, thin.NT, thin.shared_floats, thin.BM
+    add_tile = add_slices(BM, thin.BN, NT)
     SJ = KP * W // NT  # elements of B's slice a thread stages
     OFF = int64 if wide else int32
     ALIGN = None if simulator else 16
@@ -269,8 +281,9 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
             for j in range(W):
                 acc[ri, j] += av[u, ri] * bw[j]
 
-    def gemm(a, b, out, m, n, k, kslice):
-        """C's rows r0 .. r0 + 16 R, columns c0 .. c0 + W, over slice blockIdx.z of K, into out[blockIdx.z]."""
+    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+        """C's rows r0 .. r0 + 16 R, columns c0 .. c0 + W, over slice blockIdx.z of K, into out[blockIdx.z] (and
+        with ``fuse``, the tile's last block adds the slices into dst, C)."""
         sh = cuda.shared.array(SH, float32, alignment=ALIGN)
         t = uint32(cuda.threadIdx.x)
         lane = t % uint32(32)
@@ -338,6 +351,8 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
                 for j in range(W):
                     if kr == uint32(j % 8) and add_nsw(c0, OFF(j)) < nn:
                         out[nonneg(add_nsw(add_nsw(base, mul_nsw(row, nn)), add_nsw(c0, OFF(j))))] = acc[ri, j]
+        if fuse:
+            add_tile(out, dst, flags, m, n, OFF(cuda.blockIdx.y) * OFF(BM), c0)
 
     return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
@@ -345,13 +360,13 @@ def _cols(thin: Thin, wide: bool, simulator: bool):
 # ---- the C twin ------------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def c_twin(thin: Thin, wide: bool):
-    """The C twin of ``numba_kernel(thin, wide)``: util/sgemm_thin.cu with that kernel's macros."""
+def c_twin(thin: Thin, wide: bool, fuse: bool = False):
+    """The C twin of ``numba_kernel(thin, wide, fuse=fuse)``: util/sgemm_thin.cu with that kernel's macros."""
     from .cuda_c import CudaC
 
     options = [f"-DTHIN_{thin.kind.upper()}=1", f"-DW={thin.W}", f"-DWIDE={int(bool(wide))}",
                f"-DKP={thin.kmax}", f"-DSHARED_FLOATS={thin.shared_floats}", f"-DNW={NW}",
-               f"-DMINB={thin.MINB}"]
+               f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
     if thin.kind == "cols":
         options += [f"-DR={thin.R}", f"-DWP={thin.WP}"]
     return CudaC.from_file(TWIN_SOURCE, f"gemm_{thin.kind}_c", options=options)
