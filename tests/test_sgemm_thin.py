@@ -33,6 +33,10 @@ pytestmark = pytest.mark.skipif(not util.SIMULATED, reason="small sizes for numb
     ((2, 140, 90), T.Thin("rows", 2), {"splits": 3, "fuse": True, "wide": True}),  # forced, 64-bit
     ((130, 3, 100), T.Thin("cols", 4), {"splits": 4, "fuse": True}),    # a row block past m, a partial pass
     ((70, 1, 300), T.Thin("cols", 1), {"splits": 10, "fuse": False}),   # the second kernel, forced
+    ((1, 136, 300), T.ROW_VEC, {}),                        # one row, 16-byte loads: a column block past n
+    ((1, 4, 9), T.ROW_VEC, {}),                            # n = 4: every lane clamped to the same 4 columns
+    ((1, 260, 700), T.ROW_VEC, {"splits": 2, "fuse": True}),             # the tiles' last blocks add the slices
+    ((1, 132, 600), T.ROW_VEC, {"splits": 3, "fuse": False, "wide": True}),  # the second kernel; 64-bit
 ])
 def test_thin_kernels_are_correct(shape, thin, options):
     p = Problem(*shape, seed=7)
@@ -55,14 +59,15 @@ def test_who_adds_the_slices():
     """A thin kernel of FUSED_KINDS adds its slices in its tiles' last blocks where that takes at most FUSE_ROUNDS
     rounds of loads; the tiles, the other thin kernels and more slices take the second kernel; fuse forces it,
     where the kernel can (at most splitk.MAX_ELEMENTS of the tile a thread), and is refused elsewhere."""
-    assert S.plan(1, 4096, 4096, sms=132).fused                     # rows/1, 34 slices: 3 rounds of 16
-    assert not S.plan(1, 2000, 5000, sms=132).fused                 # rows/1, 66 slices: 5 rounds
+    assert S.plan(1, 4095, 4096, sms=132).fused                     # rows/1, 34 slices: 3 rounds of 16
+    assert not S.plan(1, 2001, 5000, sms=132).fused                 # rows/1, 66 slices: 5 rounds
+    assert S.plan(1, 2048, 8192, sms=132).fused                     # ROW_VEC, 4 slices
     assert not S.plan(4, 8192, 8192, sms=132).fused                 # rows/4
     assert S.plan(15806, 1, 313, sms=132).fused                     # cols/1
     assert not S.plan(512, 512, 512, sms=132).fused                 # a tile
     assert not S.plan(1, 300, 30, sms=132).fused                    # one slice: nothing to add
     assert S.plan(4, 8192, 8192, sms=132, fuse=True).fused          # forced
-    assert not S.plan(1, 4096, 4096, sms=132, fuse=False).fused
+    assert not S.plan(1, 4095, 4096, sms=132, fuse=False).fused
     for shape, options in [((512, 512, 512), {}), ((16, 4096, 4096), {}), ((4096, 16, 4096), {})]:
         with pytest.raises(ValueError, match="fuse=True takes a thin kernel"):
             S.plan(*shape, sms=132, fuse=True, **options)
@@ -71,7 +76,8 @@ def test_who_adds_the_slices():
 
 
 def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
-    for shape, name in [((1, 4096, 4096), "rows/1"), ((16, 8192, 8192), "rows/16"), ((32, 100, 7), "rows/16"),
+    for shape, name in [((1, 4094, 4096), "rows/1"), ((1, 4095, 4096), "rows/1"), ((16, 8192, 8192), "rows/16"),
+                        ((32, 100, 7), "rows/16"),
                         ((4096, 8, 4096), "cols/8"), ((3000, 16, 10), "cols/16"), ((3, 3, 3), "rows/4"),
                         ((30, 9, 50), "cols/16"), ((5, 2, 1000), "cols/2"), ((2, 5, 1000), "rows/2")]:
         assert S.plan(*shape, sms=132).tile.name == name, shape
@@ -79,6 +85,16 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
     for shape, options in [((33, 4096, 4096), {}), ((4096, 17, 4096), {}), ((1, 4096, 4096), {"thin": False}),
                            ((1, 4096, 4096), {"splits": 2}), ((1, 4096, 4096), {"tile": S.TINY_TILE})]:
         assert S.plan(*shape, sms=132, **options).tile in S.TILES, (shape, options)
+    # one row and B's rows 16-byte aligned: ROW_VEC (16-byte loads), in one slice unless K makes slices of kmin
+    assert S.plan(1, 4096, 4096, sms=132).tile == T.ROW_VEC
+    assert S.plan(1, 4096, 4096, sms=132, aligned=(True, False)).tile.name == "rows/1"
+    assert (S.plan(1, 8192, 1024, sms=132).splits, S.plan(1, 2048, 8192, sms=132).splits) == (1, 4)
+    assert T.ROW_VEC.kmin == T.VEC_SLICE_PASSES * T.VEC_ROWS * T.VEC_WARPS == 2048
+    for shape, aligned in [((1, 130, 40), (True, True)), ((2, 128, 40), (True, True)), ((1, 128, 40), (True, False))]:
+        with pytest.raises(ValueError, match="ROW_VEC"):
+            S.plan(*shape, tile=T.ROW_VEC, aligned=aligned)
+    with pytest.raises(ValueError, match="vec is the one-row kernel's"):
+        T.Thin("rows", 2, vec=True)
     # where both kinds qualify, the one that reads fewer bytes: rows reads B (k x n) once a block of 16 rows
     assert S.plan(20, 12, 4096, sms=132).tile.kind == "cols"   # rows: 2 k n + m k = 44 k, cols: m k + k n = 32 k
     assert S.plan(12, 12, 4096, sms=132).tile.kind == "rows"   # a tie: the smaller side's kind (rows when m <= n)
@@ -207,3 +223,26 @@ def test_fused_split_k_leaves_the_hot_loop_and_local_memory_as_they_were(thin):
             assert report.hot_loop.ffma == plain.hot_loop.ffma
             assert {op: n for op, n in ops.items() if op.startswith("LDG")} == {
                 op: n for op, n in plain.hot_loop.opcodes.items() if op.startswith("LDG")}
+
+
+def test_row_vec_machine_code():
+    """ROW_VEC's hot loop, both twins: a pass of VEC_ROWS rows (unrolled 4 times by both compilers): 4 FFMA a row,
+    B's rows in 16-byte streamed loads (LDG.E.EF.128), A's values through the read-only path, one a row; no local
+    memory at 32-bit offsets (at 64-bit, numba's spills 8 B outside the hot loop, the named exception), fused or not."""
+    for wide in (False, True):
+        for fuse in (False, True):
+            numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(T.ROW_VEC, wide, simulator=False, fuse=fuse),
+                                                   S.numba_sig()))
+            for cubin, name in ((numba_cubin, None), (T.c_twin(T.ROW_VEC, wide, fuse).cubin("sm_90"),
+                                                      "gemm_rows_vec_c")):
+                report = analyze(cubin, name)
+                ops = report.hot_loop.opcodes
+                loads = {op: n for op, n in ops.items() if op.startswith("LDG")}
+                assert report.hot_loop.ffma == 4 * loads["LDG.E.EF.128"] == 4 * loads["LDG.E.CONSTANT"], loads
+                assert set(loads) == {"LDG.E.EF.128", "LDG.E.CONSTANT"} and report.hot_loop.count("f64") == 0
+                assert not any(op.startswith(("LDL", "STL")) for op in ops)
+                if wide and name is None:
+                    assert report.spills == "8 B (1 STL, 1 LDL)", report.spills
+                else:
+                    assert report.spills == "none", (wide, fuse, name, report.spills)
+

@@ -26,6 +26,7 @@ say it. Under numba's simulator they are plain Python arithmetic.
     v0, v1, v2, v3 = ldg128(arr, r, q)   # arr[r, q:q+4]; the caller guarantees &arr[r, q] is 16-byte aligned
     v0, v1, v2, v3 = ldg128_at(arr, i)   # the 4 floats at flat element i of a C-contiguous array (i >= 0, and
                                          # aligned): C's *(float4*)(p + i), one address add per load when i walks
+    v0, v1, v2, v3 = ldg128_cs_at(arr, i)  # the same, streamed (``ld.global.cs.v4``, CUDA C's __ldcs of a float4)
 
 3. Asynchronous global -> shared copies (``cp.async``, SASS ``LDGSTS``), as inline PTX:
 
@@ -151,6 +152,10 @@ if SIMULATED:
             raise ValueError(f"ldg128_at: element {i} is not 16-byte aligned (i must be a multiple of 4 floats); "
                              "on a GPU this load would be misaligned")
         return flat[i], flat[i + 1], flat[i + 2], flat[i + 3]
+
+    def ldg128_cs_at(arr, i):
+        """ldg128_at (the simulator has no cache)."""
+        return ldg128_at(arr, i)
 
     def _copy(dst, di, src, si, size, nbytes):
         """cp.async's effect: ``size`` bytes of src from element si on (along its last index) -> dst from di on,
@@ -572,6 +577,25 @@ else:
 
         def codegen(context, builder, sig, args):
             return _load_float4(context, builder, sig, _flat_pointer(context, builder, sig, args))
+
+        return sig, codegen
+
+    @intrinsic
+    def ldg128_cs_at(typingctx, arr, i):
+        """ldg128_at as a streaming load, ``ld.global.cs.v4.f32`` (CUDA C's ``__ldcs`` of a float4: cached
+        evict-first, for data read once). Inline PTX; i >= 0 and 16-byte alignment are the caller's promise."""
+        if not (isinstance(arr, types.Array) and arr.dtype == types.float32 and arr.layout == "C"
+                and _signed(types, i)):
+            return None
+        sig = types.UniTuple(types.float32, 4)(arr, i)
+
+        def codegen(context, builder, sig, args):
+            address = builder.ptrtoint(_flat_pointer(context, builder, sig, args), ir.IntType(64))
+            f = ir.FloatType()
+            load = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([f, f, f, f]), [ir.IntType(64)]),
+                                "ld.global.cs.v4.f32 {$0, $1, $2, $3}, [$4];", "=f,=f,=f,=f,l")
+            v = builder.call(load, [address])
+            return context.make_tuple(builder, sig.return_type, [builder.extract_value(v, x) for x in range(4)])
 
         return sig, codegen
 

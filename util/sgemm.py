@@ -46,7 +46,7 @@ from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after ut
 from .intrinsics import add_nsw, ldg128_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
-from .sgemm_thin import THINS, WIDTHS, Thin, thin_for
+from .sgemm_thin import ROW_VEC, THINS, WIDTHS, Thin, thin_for
 from .splitk import MAX_ELEMENTS, fuses, slices_a_round
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -287,7 +287,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     they leave none empty).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
-    ``tile`` may also force one of ``THINS``, with or without ``splits``.
+    ``tile`` may also force one of ``THINS``, with or without ``splits``. Where C has one row and B's rows start
+    16-byte aligned (n % 4 == 0 and ``aligned``), ``ROW_VEC`` (16-byte loads of B) takes rows/1's place, with its
+    own ``THIN_WAVES_VEC``.
     With several slices, who adds them (``fuse_choice``; ``fuse`` forces it): for the thin kernels of
     ``FUSED_KINDS``, each output tile's last block, where that takes at most ``FUSE_ROUNDS`` rounds of loads; else
     a second kernel.
@@ -295,9 +297,12 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
             raise ValueError(f"{name} must be an int in 1..2^31-1, got {v!r}")
-    if tile is not None and tile not in TILES + THINS:
-        raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}) or THINS "
-                         f"({', '.join(t.name for t in THINS)}), got {tile!r}")
+    if tile is not None and tile not in TILES + THINS + (ROW_VEC,):
+        raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}), THINS "
+                         f"({', '.join(t.name for t in THINS)}) or ROW_VEC, got {tile!r}")
+    if tile == ROW_VEC and not (m == 1 and n % 4 == 0 and aligned[1]):
+        raise ValueError(f"ROW_VEC ({ROW_VEC.name}) takes C with one row and B whose rows start 16-byte aligned "
+                         f"(n % 4 == 0, B aligned); got m = {m}, n = {n}, B aligned: {aligned[1]}: use Thin('rows', 1)")
     m, n, k = int(m), int(n), int(k)
     sms = _sms() if sms is None else sms
 
@@ -309,6 +314,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     if isinstance(tile, Thin):
         return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced"), fuse)
     few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
+    if few == Thin("rows", 1) and n % 4 == 0 and aligned[1]:
+        few = ROW_VEC  # one row, B's rows 16-byte aligned: 16-byte loads
     if few is not None:
         return _fused(_thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}"),
                       fuse)
@@ -342,7 +349,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
 # own thread. Measured (H200, scratch probe in docs/notes.md, numba fused / second kernel): cols/1-8 and rows/1
 # 0.85-1.01 at up to 3 rounds (1.03-1.05 at 5 and more); rows/2 and rows/4 1.04-1.30 at every count. The tiled
 # kernels' 32 or 64 results a thread made every one of them spill (24-304 B, sm_90), so they take the second kernel
-FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1")
+FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", "rows/1v")
 FUSE_ROUNDS = 3
 
 
@@ -372,6 +379,10 @@ def _fused(p: Plan, fuse: bool | None) -> Plan:
 # given a thin kernel, 28 faster than the tiled plan; of 11 left to the tiles, none more than 6% slower)
 THIN_MAX = {"rows": 32, "cols": 16}
 THIN_WAVES = {"rows": 1.0, "cols": 0.5}
+# ROW_VEC's slices (no shallower than its kmin) aim at half a wave of its one 32-warp block an SM: each block keeps
+# 64 KB of B in flight (1 x 8192 x 1024: 64 blocks, one slice, 105.1% of cuBLAS; 1 x 2048 x 8192: 4 slices of 16
+# blocks 105.6%; H200, docs/notes.md)
+THIN_WAVES_VEC = 0.5
 
 
 def thin_choice(m: int, n: int, k: int) -> Thin | None:
@@ -399,7 +410,8 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
     ``waves`` (default ``THIN_WAVES[thin.kind]``) of a wave of ``minb`` (default ``thin.MINB``) blocks an SM on
     ``sms`` SMs, or the most there are (K must take some)."""
     blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
-    target = (THIN_WAVES[thin.kind] if waves is None else waves) * (thin.MINB if minb is None else minb) * sms
+    default = THIN_WAVES_VEC if thin.vec else THIN_WAVES[thin.kind]
+    target = (default if waves is None else waves) * (thin.MINB if minb is None else minb) * sms
     quanta = cdiv(k, thin.BK)
     valid = [s for s in thin_slice_counts(k, thin) if s == 1 or cdiv(quanta, s) * thin.BK >= thin.kmin]
     return next((s for s in valid if blocks * s >= target), valid[-1])
@@ -422,8 +434,9 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     splits = int(splits)
     kslice = cdiv(quanta, splits) * thin.BK
     # the largest offset formed (loaded or not): A's and B's staged and walking offsets end within kmax + 32 steps
-    # past k, the workspace
-    big = max(m * k + thin.kmax + 32, (k + thin.kmax + 32) * n, splits * m * n if splits > 1 else 0)
+    # past k (ROW_VEC's, which stages nothing, within a pass of its warps: kmin), the workspace
+    past = (thin.kmin if thin.vec else thin.kmax) + 32
+    big = max(m * k + past, (k + past) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
     why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}"
     return Plan(m, n, k, splits, kslice, False, False, wide, thin, why)

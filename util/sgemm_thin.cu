@@ -1,5 +1,6 @@
 // CUDA C twins of util/sgemm_thin.py's numba kernels: SGEMM where C has few rows (THIN_ROWS) or few columns
-// (THIN_COLS), the large operand read once, coalesced, with 4-byte loads; the same algorithm, line for line.
+// (THIN_COLS), the large operand read once, coalesced, with 4-byte loads, and C with one row and B 16-byte aligned
+// (THIN_ROWS_VEC: 16-byte loads; its macros NW, VROWS, WIDE, MINB, FUSE); the same algorithms, line for line.
 // Macros: W (rows / columns of C a block computes), WIDE (64-bit offsets), KP (the deepest K slice: Thin.kmax),
 // SHARED_FLOATS, NW (warps a block), MINB (launch bounds' blocks an SM), FUSE (the last block of an output tile adds
 // its slices: util/splitk.cuh); THIN_COLS also R (rows a lane) and WP (a k-step's padded row of B).
@@ -202,6 +203,59 @@ gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
     }
 #if FUSE
     add_slices<4 * NW * R, W, NT>(out, dst, flags, m, n, (off_t_)blockIdx.y * (4 * NW * R), c0);  // the last block adds
+#endif
+}
+#endif
+
+#ifdef THIN_ROWS_VEC
+// C's columns c0 .. c0 + 128 of its one row over slice blockIdx.z of K, into out[blockIdx.z] (with FUSE, the tile's
+// last block adds the slices into dst, C); n % 4 == 0 and B 16-byte aligned. NW warps, VROWS rows of B in flight each.
+extern "C" __global__ void __launch_bounds__(NT, MINB)
+gemm_rows_vec_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
+                float* __restrict__ dst, int* flags, int m, int n, int k, int kslice) {
+    __shared__ float red[NW][128];
+    const unsigned t = threadIdx.x, w = t / 32, lane = t % 32;
+    const off_t_ c0 = (off_t_)blockIdx.x * 128, kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
+    const off_t_ col = min(c0 + lane * 4, (off_t_)n - 4);  // the last block's clamped to the last 4 (not stored)
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    off_t_ r = kb + w, pb = r * n + col;  // warp w takes rows kb + w, kb + w + NW, ...
+    const off_t_ step = (off_t_)NW * n;
+    for (; r + (VROWS - 1) * NW < kend; r += VROWS * NW, pb += VROWS * step) {  // VROWS rows in flight
+        float av[VROWS];
+        float4 bv[VROWS];
+        #pragma unroll
+        for (int u = 0; u < VROWS; ++u) {
+            av[u] = a[r + u * NW];
+            bv[u] = __ldcs(reinterpret_cast<const float4*>(b + pb + u * step));
+        }
+        #pragma unroll
+        for (int u = 0; u < VROWS; ++u) {
+            acc[0] += av[u] * bv[u].x;
+            acc[1] += av[u] * bv[u].y;
+            acc[2] += av[u] * bv[u].z;
+            acc[3] += av[u] * bv[u].w;
+        }
+    }
+    for (; r < kend; r += NW, pb += step) {  // the slice's last rows, one at a time
+        const float x = a[r];
+        const float4 v = __ldcs(reinterpret_cast<const float4*>(b + pb));
+        acc[0] += x * v.x;
+        acc[1] += x * v.y;
+        acc[2] += x * v.z;
+        acc[3] += x * v.w;
+    }
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) red[w][lane * 4 + j] = acc[j];
+    __syncthreads();
+    if (t < 128) {  // thread t adds column c0 + t's sums, warp 0 first
+        float s = red[0][t];
+        #pragma unroll
+        for (int q = 1; q < NW; ++q) s += red[q][t];
+        const off_t_ c = c0 + t;
+        if (c < n) out[(off_t_)blockIdx.z * n + c] = s;
+    }
+#if FUSE
+    add_slices<1, 128, NT>(out, dst, flags, m, n, 0, c0);  // the tile's last block adds the slices
 #endif
 }
 #endif

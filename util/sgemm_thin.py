@@ -54,14 +54,20 @@ class Thin:
 
     kind: str
     W: int
+    vec: bool = False  # rows/1 only: the one-row kernel with 16-byte streamed loads of B (``ROW_VEC``)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.vec and (self.kind, self.W) != ("rows", 1):
+            raise ValueError(f"vec is the one-row kernel's (rows/1), not {self.kind}/{self.W}'s")
         if self.W not in WIDTHS:
             raise ValueError(f"W must be one of {WIDTHS}, got {self.W!r}")
 
-    NT = 32 * NW
+    @property
+    def NT(self) -> int:
+        """Threads a block: NW warps (``vec``: VEC_WARPS)."""
+        return 32 * (VEC_WARPS if self.vec else NW)
 
     @property
     def MINB(self) -> int:
@@ -99,19 +105,28 @@ class Thin:
     @property
     def kmax(self) -> int:
         """The deepest K slice: the small operand's slice, W x kmax floats, is STAGED floats a thread (for ``rows``
-        with W = 16 twice that: its hot loop takes ~120 registers anyway, and a deeper slice halves the workspace)."""
+        with W = 16 twice that: its hot loop takes ~120 registers anyway, and a deeper slice halves the workspace);
+        ``vec`` stages nothing (any depth)."""
+        if self.vec:
+            return 2**30
         return max(512, STAGED * self.NT // self.W) if self.kind == "rows" else STAGED * self.NT // self.W
 
     @property
     def kmin(self) -> int:
         """The shallowest K slice ``plan`` gives it when K allows more than one: ``rows``, two groups of 4 k-steps
         a warp (in a slice of 4 k-steps three of the four warps have nothing to load; at 27 x 1138 x 448, rows/16, a
-        slice of 12 k-steps ran at 83% of cuBLAS and one of 32 at 114%, H100, docs/notes.md); ``cols``, one pass."""
+        slice of 12 k-steps ran at 83% of cuBLAS and one of 32 at 114%, H100, docs/notes.md); ``cols``, one pass;
+        ``vec``, VEC_SLICE_PASSES passes of every warp."""
+        if self.vec:
+            return VEC_SLICE_PASSES * VEC_ROWS * VEC_WARPS
         return 8 * NW if self.kind == "rows" else self.BK
 
     @property
     def shared_floats(self) -> int:
-        """The block's shared buffer: the small operand's slice; for ``rows`` then warps 1..3's sums."""
+        """The block's shared buffer: the small operand's slice; for ``rows`` then warps 1..3's sums (``vec``: the
+        warps' sums only)."""
+        if self.vec:
+            return VEC_WARPS * 128
         if self.kind == "rows":
             return max(self.W * self.kmax, (NW - 1) * self.W * 128)
         return self.kmax * self.WP
@@ -123,14 +138,27 @@ class Thin:
 
     @property
     def name(self) -> str:
-        return f"{self.kind}/{self.W}"
+        return f"{self.kind}/{self.W}" + ("v" if self.vec else "")
 
 
 # Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "The thin kernels timed", "Streamed
 # loads of the large operand")
 _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
-         "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4}
+         "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
+# The one-row kernel for B whose rows start 16-byte aligned (n % 4 == 0, B aligned): a block of VEC_WARPS warps on
+# 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, each warp VEC_ROWS rows of B in
+# flight (every VEC_WARPS-th row of the slice), the warps' sums added in shared memory in warp order. Nothing staged:
+# A's value of a row is one 4-byte load, shared by the warp. (At 1 x 8192 x 1024 one slice of it took 0.82x the time
+# of rows/1 and its split sum, H100, docs/notes.md.)
+VEC_WARPS = 32
+VEC_ROWS = 4
+# ROW_VEC splits K only into slices of at least this many passes of its warps (2048 k-steps): a split cost it more
+# than it gave wherever K was short (one slice against two, H200: 1 x 8192 x 1024 105.1% of cuBLAS against 84.3%,
+# 1 x 6000 x 700 115.2 / 89.2, 1 x 4096 x 256 122.9 / 83.1; with long K, 1 x 2048 x 8192: 64.7% at one slice,
+# 105.6% at four; docs/notes.md)
+VEC_SLICE_PASSES = 16
+ROW_VEC = Thin("rows", 1, vec=True)
 
 
 def thin_for(m: int, n: int, kind: str) -> Thin:
@@ -148,7 +176,8 @@ def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: b
     signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C itself when there is
     one). ``wide``: 64-bit offsets. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no alignment
     of shared arrays)."""
-    return (_rows if thin.kind == "rows" else _cols)(thin, bool(wide), simulator, bool(fuse))
+    build = _rows_vec if thin.vec else _rows if thin.kind == "rows" else _cols
+    return build(thin, bool(wide), simulator, bool(fuse))
 
 
 def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
@@ -259,6 +288,71 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
 
+def _rows_vec(thin: Thin, wide: bool, simulator: bool, fuse: bool):
+    from numba import float32, int32, int64, uint32
+
+    from .intrinsics import add_nsw, at_nc, ldg128_cs_at, mul_nsw, nonneg
+    from .splitk import add_slices
+
+    NT, NWV, U = thin.NT, VEC_WARPS, VEC_ROWS
+    OFF = int64 if wide else int32
+    add_tile = add_slices(1, 128, NT)
+
+    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+        """C's columns c0 .. c0 + 128 of its one row over slice blockIdx.z of K, into out[blockIdx.z] (with
+        ``fuse``, the tile's last block adds the slices into dst, C). n % 4 == 0 and B 16-byte aligned."""
+        red = cuda.shared.array((NWV, 128), float32)
+        t = uint32(cuda.threadIdx.x)
+        w = t // uint32(32)
+        lane = t % uint32(32)
+        nn, kk = OFF(n), OFF(k)
+        c0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(128))
+        kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
+        kend = min(add_nsw(kb, OFF(kslice)), kk)
+        # this lane's 4 columns, the last block's clamped to the last 4 (their results are not stored)
+        col = min(add_nsw(c0, OFF(lane * uint32(4))), add_nsw(nn, OFF(-4)))
+        acc = cuda.local.array(4, float32)
+        for j in range(4):
+            acc[j] = float32(0.0)
+        av = cuda.local.array(U, float32)
+        bv = cuda.local.array((U, 4), float32)
+        r = add_nsw(kb, OFF(w))  # warp w takes rows kb + w, kb + w + NWV, ...
+        pb = add_nsw(mul_nsw(r, nn), col)
+        step = mul_nsw(OFF(NWV), nn)
+        while add_nsw(r, OFF((U - 1) * NWV)) < kend:  # U rows in flight
+            for u in range(U):
+                av[u] = at_nc(a, add_nsw(r, OFF(u * NWV)))
+                bv[u, 0], bv[u, 1], bv[u, 2], bv[u, 3] = ldg128_cs_at(b, add_nsw(pb, mul_nsw(OFF(u), step)))
+            for u in range(U):
+                for j in range(4):
+                    acc[j] += av[u] * bv[u, j]
+            r = add_nsw(r, OFF(U * NWV))
+            pb = add_nsw(pb, mul_nsw(OFF(U), step))
+        while r < kend:  # the slice's last rows, one at a time
+            x = at_nc(a, r)
+            v0, v1, v2, v3 = ldg128_cs_at(b, pb)
+            acc[0] += x * v0
+            acc[1] += x * v1
+            acc[2] += x * v2
+            acc[3] += x * v3
+            r = add_nsw(r, OFF(NWV))
+            pb = add_nsw(pb, step)
+        for j in range(4):
+            red[w, lane * uint32(4) + uint32(j)] = acc[j]
+        cuda.syncthreads()
+        if t < uint32(128):  # thread t adds column c0 + t's sums, warp 0 first
+            s = red[0, t]
+            for q in range(1, NWV):
+                s += red[q, t]
+            c = add_nsw(c0, OFF(t))
+            if c < nn:
+                out[nonneg(add_nsw(mul_nsw(OFF(cuda.blockIdx.z), nn), c))] = s
+        if fuse:
+            add_tile(out, dst, flags, m, n, OFF(0), c0)
+
+    return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
+
+
 def _cols(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     from numba import float32, int32, int64, uint32
 
@@ -364,6 +458,10 @@ def c_twin(thin: Thin, wide: bool, fuse: bool = False):
     """The C twin of ``numba_kernel(thin, wide, fuse=fuse)``: util/sgemm_thin.cu with that kernel's macros."""
     from .cuda_c import CudaC
 
+    if thin.vec:
+        options = ["-DTHIN_ROWS_VEC=1", f"-DWIDE={int(bool(wide))}", f"-DNW={VEC_WARPS}", f"-DVROWS={VEC_ROWS}",
+                   f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
+        return CudaC.from_file(TWIN_SOURCE, "gemm_rows_vec_c", options=options)
     options = [f"-DTHIN_{thin.kind.upper()}=1", f"-DW={thin.W}", f"-DWIDE={int(bool(wide))}",
                f"-DKP={thin.kmax}", f"-DSHARED_FLOATS={thin.shared_floats}", f"-DNW={NW}",
                f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]

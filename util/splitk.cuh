@@ -7,8 +7,8 @@
 template <int TBM, int TBN, int TNT>
 __device__ __forceinline__ void add_slices(const float* ws, float* __restrict__ c, int* flags, int m, int n,
                                            long long brow, long long bcol) {
-    constexpr int E = TBM * TBN / TNT, U = 16 / E < 1 ? 1 : 16 / E;  // slices_a_round
-    static_assert(E * TNT == TBM * TBN, "the tile splits evenly over the threads");
+    constexpr int E = TBM * TBN > TNT ? TBM * TBN / TNT : 1, U = 16 / E < 1 ? 1 : 16 / E;  // elements, slices_a_round
+    static_assert(E * TNT == TBM * TBN || TBM * TBN <= TNT, "the tile splits evenly over the threads");
     __shared__ int last;
     const unsigned t = threadIdx.x;
     const int nz = gridDim.z;
@@ -39,7 +39,8 @@ __device__ __forceinline__ void add_slices(const float* ws, float* __restrict__ 
             for (int i = 0; i < E; ++i) {
                 const unsigned e = t + i * TNT;
                 const long long r = e / TBN, q = e % TBN;
-                v[u][i] = z + u < nz && r < rows && q < cols ? __ldcg(ws + base + u * mn + r * n + q) : -0.0f;
+                const bool mine = TBM * TBN >= TNT || e < TBM * TBN;  // every thread has elements, or the first
+                v[u][i] = z + u < nz && mine && r < rows && q < cols ? __ldcg(ws + base + u * mn + r * n + q) : -0.0f;
             }
         #pragma unroll
         for (int u = 0; u < U; ++u)
@@ -50,6 +51,6 @@ __device__ __forceinline__ void add_slices(const float* ws, float* __restrict__ 
     for (int i = 0; i < E; ++i) {
         const unsigned e = t + i * TNT;
         const long long r = e / TBN, q = e % TBN;
-        if (r < rows && q < cols) c[first + r * n + q] = acc[i];
+        if ((TBM * TBN >= TNT || e < TBM * TBN) && r < rows && q < cols) c[first + r * n + q] = acc[i];
     }
 }

@@ -26,10 +26,18 @@ def fuses(BM: int, BN: int, NT: int) -> bool:
     return BM * BN <= MAX_ELEMENTS * NT
 
 
+def elements(BM: int, BN: int, NT: int) -> int:
+    """E, the tile's elements a thread adds: BM * BN / NT (one, on the first BM * BN threads, where the block has
+    more threads than the tile has elements)."""
+    if BM * BN % NT and BM * BN > NT:
+        raise ValueError(f"a {BM} x {BN} tile does not split evenly over {NT} threads")
+    return max(1, BM * BN // NT)
+
+
 def slices_a_round(BM: int, BN: int, NT: int) -> int:
-    """How many slices' loads the adding thread issues at once (``add_slices``): E = BM * BN / NT elements a thread,
+    """How many slices' loads the adding thread issues at once (``add_slices``): E elements a thread (``elements``),
     up to 16 loads in flight (at least one slice; with 32, numba's rows/2 and cols/8 spilled, sm_90)."""
-    return max(1, 16 // (BM * BN // NT))
+    return max(1, 16 // elements(BM, BN, NT))
 
 
 @lru_cache(maxsize=None)
@@ -44,9 +52,8 @@ def add_slices(BM: int, BN: int, NT: int):
 
     from .intrinsics import add_nsw, at_cg, mul_nsw, nonneg
 
-    E = BM * BN // NT
-    if E * NT != BM * BN:
-        raise ValueError(f"a {BM} x {BN} tile does not split evenly over {NT} threads")
+    E, TILE = elements(BM, BN, NT), BM * BN
+    ALL = TILE >= NT  # every thread has elements (else only the first TILE threads)
     U = slices_a_round(BM, BN, NT)
 
     @cuda.jit(device=True)
@@ -83,7 +90,7 @@ def add_slices(BM: int, BN: int, NT: int):
                     e = t + uint32(i * NT)
                     r, q = int64(e // uint32(BN)), int64(e % uint32(BN))
                     v[u, i] = float32(-0.0)
-                    if z + int32(u) < nz and r < rows and q < cols:
+                    if z + int32(u) < nz and (ALL or e < uint32(TILE)) and r < rows and q < cols:
                         v[u, i] = at_cg(ws, add_nsw(add_nsw(base, mul_nsw(int64(u), mn)), add_nsw(mul_nsw(r, nn), q)))
             for u in range(U):
                 for i in range(E):
@@ -93,7 +100,7 @@ def add_slices(BM: int, BN: int, NT: int):
         for i in range(E):
             e = t + uint32(i * NT)
             r, q = int64(e // uint32(BN)), int64(e % uint32(BN))
-            if r < rows and q < cols:
+            if (ALL or e < uint32(TILE)) and r < rows and q < cols:
                 c[nonneg(add_nsw(first, add_nsw(mul_nsw(r, nn), q)))] = acc[i]
 
     return add
