@@ -434,8 +434,8 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     splits = int(splits)
     kslice = cdiv(quanta, splits) * thin.BK
     # the largest offset formed (loaded or not): A's and B's staged and walking offsets end within kmax + 32 steps
-    # past k (ROW_VEC's, which stages nothing, within a pass of its warps: kmin), the workspace
-    past = (thin.kmin if thin.vec else thin.kmax) + 32
+    # past k (ROW_VEC's, which stages nothing, within a pass of its warps), the workspace
+    past = (sgemm_thin.VEC_ROWS * sgemm_thin.VEC_WARPS if thin.vec else thin.kmax) + 32
     big = max(m * k + past, (k + past) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
     why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}"
@@ -982,8 +982,10 @@ class Prepared:
                              aligned=(_aligned16(a), _aligned16(b)), fuse=fuse)
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
         flags = _counters_for(p.grid[0] * p.grid[1]) if p.fused else _no_counters()
-        vec = p.splits > 1 and sum_vec(m * n, _aligned16(c))
-        lanes = p.splits > 1 and not vec and sum_lanes(m * n)
+        second = p.splits > 1 and not p.fused  # a second kernel adds the slices
+        vec = second and sum_vec(m * n, _aligned16(c))
+        lanes = second and not vec and sum_lanes(m * n)
+        self._sum = None
         if compiler == "numba":
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, cf, flags, m, n, k,
@@ -992,21 +994,23 @@ class Prepared:
                       numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b))
             self._main = kernel[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
-            self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (ws, cf, m * n, p.splits))
+            if second:
+                self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
             twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused) if isinstance(p.tile, Thin) else
                     c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b))
             self._args = (a, b, ws if ws is not None else c, c, flags, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
-            total = c_splitk_sum(vec, lanes)
-            self._sum = (lambda *args: total.call(_sum_blocks(m * n, vec, lanes), SUM_THREADS, *args),
-                         (ws, c, np.int64(m * n), np.int32(p.splits)))
+            if second:
+                total = c_splitk_sum(vec, lanes)
+                self._sum = (lambda *args: total.call(_sum_blocks(m * n, vec, lanes), SUM_THREADS, *args),
+                             (ws, c, np.int64(m * n), np.int32(p.splits)))
         self._arrays = (a, b, c)  # keep them alive with the views made of them
 
     def __call__(self) -> None:
         self._main(*self._args)
-        if self.plan.splits > 1 and not self.plan.fused:
+        if self._sum is not None:
             self._sum[0](*self._sum[1])
 
 

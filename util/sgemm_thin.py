@@ -18,10 +18,14 @@ keep the large operand's loads coalesced and in flight:
   A), each lane R rows 4 apart, 4 steps of 8 k a pass (4 R loads in flight). At the end the 8 lanes along k add
   their sums by shuffles (xor 1, 2, 4: every lane gets the same sums, in the same order).
 
+A third, ``ROW_VEC`` (``rows/1v``), takes rows/1's place where C has one row and B's rows start 16-byte aligned: 32
+warps on 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, nothing staged.
+
 K is split over blockIdx.z into slices of at most ``Thin.kmax`` k-steps (what the shared buffer holds); the
-slices' sums go through ``util.sgemm``'s workspace and split-K sum. A row of A or a column of B past the matrix is
-loaded clamped (its results are not stored); k-steps past the slice are zeros. Every load is 4 bytes: the
-kernels need no alignment and have no alignment variants. Loads go through the read-only
+slices' sums go through ``util.sgemm``'s workspace and are added by its split-K sum or, with ``fuse``, by each output
+tile's last block (``util.splitk``). A row of A or a column of B past the matrix is loaded clamped (its results are
+not stored); k-steps past the slice are zeros. But for ROW_VEC's loads of B, every load is 4 bytes: ``rows`` and
+``cols`` need no alignment and have no alignment variants. Loads go through the read-only
 data path (``util.intrinsics.at_nc``, SASS ``LDG.E.CONSTANT``), as the C twins' ``const float* __restrict__`` loads
 do (with plain loads numba took up to 1.4x the twin's time, docs/notes.md), but for ``rows``'s loads of B: B is read
 once, a line by one warp's load, so it is streamed (``util.intrinsics.at_cs``, the twins' ``__ldcs``, SASS
@@ -73,7 +77,9 @@ class Thin:
     def MINB(self) -> int:
         """launch_bounds' second argument, the blocks an SM the registers must allow: the most of 8, 6, 5, 4 (64,
         80, 96, 128 registers a thread) at which ptxas needs no local memory for either twin, 32- or 64-bit offsets
-        (sm_90; tests/test_sgemm_thin.py checks it). These kernels are bound by the large operand's loads in flight, so more resident blocks is more
+        (sm_90; tests/test_sgemm_thin.py checks it; two exceptions: rows/16's C twin with 64-bit offsets spills 8 B
+        even at 4, and ROW_VEC, one block of 1024 threads an SM, 64 registers, whose numba variant with 64-bit
+        offsets spills 8 B outside its hot loop). These kernels are bound by the large operand's loads in flight, so more resident blocks is more
         bytes in flight an SM; both twins get the same bounds."""
         return _MINB[self.name]
 
@@ -172,10 +178,11 @@ def thin_for(m: int, n: int, kind: str) -> Thin:
 
 @lru_cache(maxsize=None)
 def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: bool = False):
-    """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major) arrays, with the
-    signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C itself when there is
-    one). ``wide``: 64-bit offsets. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no alignment
-    of shared arrays)."""
+    """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major) arrays,
+    with the signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C itself when there is
+    one). ``wide``: 64-bit offsets. ``fuse``: with several slices, the last block of each output tile adds them into
+    ``dst`` (C), counting the tile's blocks in ``flags`` (``util.splitk``); without it ``dst`` and ``flags`` are not
+    read. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no alignment of shared arrays)."""
     build = _rows_vec if thin.vec else _rows if thin.kind == "rows" else _cols
     return build(thin, bool(wide), simulator, bool(fuse))
 

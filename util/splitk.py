@@ -45,7 +45,8 @@ def add_slices(BM: int, BN: int, NT: int):
     """The device function ``add_slices(ws, c, flags, m, n, brow, bcol)`` for a block of ``NT`` threads whose
     output tile is C's rows brow .. brow + BM and columns bcol .. bcol + BN (clipped to m x n): every thread of the
     block calls it after its slice's stores to ``ws`` (slice blockIdx.z of m x n); in the last block of the tile to
-    call it, each thread adds E = BM * BN / NT elements of the tile over all slices, the loads of
+    call it, each thread adds E = BM * BN / NT elements of the tile over all slices (where the tile has fewer
+    elements than the block threads, the first BM * BN threads one each: ``elements``), the loads of
     ``slices_a_round`` slices at once (past the last slice, -0.0, which adds nothing: the sums are those of one
     slice after another)."""
     from numba import float32, int32, int64, uint32
