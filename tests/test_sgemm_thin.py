@@ -219,7 +219,8 @@ def test_fused_split_k_leaves_the_hot_loop_and_local_memory_as_they_were(thin):
             ops = report.hot_loop.opcodes
             # the adding block's loads, all written out: a round's U slices x E elements of this thread
             each = thin.BM * thin.BN // thin.NT
-            assert len(re.findall(r"LDG\.E\.STRONG\.GPU\b", report.sass)) == slices_a_round(thin.BM, thin.BN, thin.NT) * each
+            adds = len(re.findall(r"LDG\.E\.STRONG\.GPU\b", report.sass))
+            assert adds == slices_a_round(thin.BM, thin.BN, thin.NT) * each
             assert report.hot_loop.ffma == plain.hot_loop.ffma
             assert {op: n for op, n in ops.items() if op.startswith("LDG")} == {
                 op: n for op, n in plain.hot_loop.opcodes.items() if op.startswith("LDG")}

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .backend import SIMULATED, cuda
-from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after util.backend (the simulator or the compiler)
+from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after util.backend (simulator or compiler)
 from .intrinsics import add_nsw, ldg128_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
@@ -273,8 +273,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
     columns, one of ``THINS`` (util.sgemm_thin: only the FMAs C needs, the large operand read once a block of 16
     rows or columns); its slices are the fewest that keep each within its ``kmax`` (and no shallower than its
-    ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are). ``thin=False``, a forced ``splits`` or a forced
-    ``tile`` of ``TILES`` keeps to the tiles.
+    ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are).
+    ``thin=False``, a forced ``splits`` or a forced ``tile`` of ``TILES`` keeps to the tiles.
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
     tiles), the estimated time (``COST.estimate``) is ``waves * (k-tiles per slice + block_overhead_tiles) *
@@ -448,8 +448,9 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
                  order: str | None = None, shift_b: bool = False):
     """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
-    ``gridDim.z`` slices of m x n (C itself when there is one), which ``splitk_sum`` adds; ``dst`` and ``flags``,
-    which the thin kernels' fused split-K takes (``util.splitk``), are not read (one signature for every kernel). ``order``: the order of a k-step's FMAs (one of
+    ``gridDim.z`` slices of m x n (C itself when there is one), which ``splitk_sum`` adds; ``dst`` and
+    ``flags``, which the thin kernels' fused split-K takes (``util.splitk``), are not read (one signature for
+    every kernel). ``order``: the order of a k-step's FMAs (one of
     ``FFMA_ORDERS``; default: the one recorded for this variant, ``ffma_order``). ``shift_b`` (``Plan.shift_b``;
     only for B's 4-byte loads by whole pieces, and only launched with n >= BN): the right-edge block's tile starts
     at column n - BN instead of being clamped column by column, so a piece's 4 floats are always consecutive and one

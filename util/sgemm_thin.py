@@ -79,8 +79,8 @@ class Thin:
         80, 96, 128 registers a thread) at which ptxas needs no local memory for either twin, 32- or 64-bit offsets
         (sm_90; tests/test_sgemm_thin.py checks it; two exceptions: rows/16's C twin with 64-bit offsets spills 8 B
         even at 4, and ROW_VEC, one block of 1024 threads an SM, 64 registers, whose numba variant with 64-bit
-        offsets spills 8 B outside its hot loop). These kernels are bound by the large operand's loads in flight, so more resident blocks is more
-        bytes in flight an SM; both twins get the same bounds."""
+        offsets spills 8 B outside its hot loop). These kernels are bound by the large operand's loads in flight,
+        so more resident blocks is more bytes in flight an SM; both twins get the same bounds."""
         return _MINB[self.name]
 
     @property
@@ -178,11 +178,12 @@ def thin_for(m: int, n: int, kind: str) -> Thin:
 
 @lru_cache(maxsize=None)
 def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: bool = False):
-    """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major) arrays,
-    with the signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C itself when there is
-    one). ``wide``: 64-bit offsets. ``fuse``: with several slices, the last block of each output tile adds them into
-    ``dst`` (C), counting the tile's blocks in ``flags`` (``util.splitk``); without it ``dst`` and ``flags`` are not
-    read. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no alignment of shared arrays)."""
+    """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major)
+    arrays, with the signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C
+    itself when there is one). ``wide``: 64-bit offsets. ``fuse``: with several slices, the last block of each
+    output tile adds them into ``dst`` (C), counting the tile's blocks in ``flags`` (``util.splitk``); without it
+    ``dst`` and ``flags`` are not read. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no
+    alignment of shared arrays)."""
     build = _rows_vec if thin.vec else _rows if thin.kind == "rows" else _cols
     return build(thin, bool(wide), simulator, bool(fuse))
 
