@@ -528,10 +528,7 @@ else:
             return None
 
         def codegen(context, builder, sig, args):
-            address = builder.ptrtoint(_flat_pointer(context, builder, sig, args), ir.IntType(64))
-            load = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [ir.IntType(64)]), "ld.global.cs.f32 $0, [$1];",
-                                "=f,l")
-            return builder.call(load, [address])
+            return _ptx_load(context, builder, sig, args, "cs", 1)
 
         return types.float32(arr, i), codegen
 
@@ -544,10 +541,7 @@ else:
             return None
 
         def codegen(context, builder, sig, args):
-            address = builder.ptrtoint(_flat_pointer(context, builder, sig, args), ir.IntType(64))
-            load = ir.InlineAsm(ir.FunctionType(ir.FloatType(), [ir.IntType(64)]), "ld.global.cg.f32 $0, [$1];",
-                                "=f,l", side_effect=True)
-            return builder.call(load, [address])
+            return _ptx_load(context, builder, sig, args, "cg", 1, side_effect=True)
 
         return types.float32(arr, i), codegen
 
@@ -584,18 +578,12 @@ else:
     def ldg128_cs_at(typingctx, arr, i):
         """ldg128_at as a streaming load, ``ld.global.cs.v4.f32`` (CUDA C's ``__ldcs`` of a float4: cached
         evict-first, for data read once). Inline PTX; i >= 0 and 16-byte alignment are the caller's promise."""
-        if not (isinstance(arr, types.Array) and arr.dtype == types.float32 and arr.layout == "C"
-                and _signed(types, i)):
+        if not (_at_args(types, arr, i) and arr.dtype == types.float32):
             return None
         sig = types.UniTuple(types.float32, 4)(arr, i)
 
         def codegen(context, builder, sig, args):
-            address = builder.ptrtoint(_flat_pointer(context, builder, sig, args), ir.IntType(64))
-            f = ir.FloatType()
-            load = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([f, f, f, f]), [ir.IntType(64)]),
-                                "ld.global.cs.v4.f32 {$0, $1, $2, $3}, [$4];", "=f,=f,=f,=f,l")
-            v = builder.call(load, [address])
-            return context.make_tuple(builder, sig.return_type, [builder.extract_value(v, x) for x in range(4)])
+            return _ptx_load(context, builder, sig, args, "cs", 4)
 
         return sig, codegen
 
@@ -605,6 +593,23 @@ else:
         data = context.make_array(sig.args[0])(context, builder, args[0]).data
         index = builder.sext(args[1], ir.IntType(64)) if sig.args[1].bitwidth < 64 else args[1]
         return builder.gep(data, [index], inbounds=True)
+
+    def _ptx_load(context, builder, sig, args, cache, count, side_effect=False):
+        """Inline PTX ``ld.global.<cache>`` of ``count`` (1 or 4) floats at flat element i of the array (args: the
+        array, i): a float, or sig's 4-tuple. ``side_effect``: the compiler keeps the load where it is written
+        (behind the fences and barriers before it)."""
+        address = builder.ptrtoint(_flat_pointer(context, builder, sig, args), ir.IntType(64))
+        outs = ", ".join(f"${x}" for x in range(count))
+        if count == 1:
+            text, ret = f"ld.global.{cache}.f32 {outs}, [$1];", ir.FloatType()
+        else:
+            text, ret = f"ld.global.{cache}.v4.f32 {{{outs}}}, [$4];", ir.LiteralStructType([ir.FloatType()] * 4)
+        load = ir.InlineAsm(ir.FunctionType(ret, [ir.IntType(64)]), text, "=f," * count + "l",
+                            side_effect=side_effect)
+        value = builder.call(load, [address])
+        if count == 1:
+            return value
+        return context.make_tuple(builder, sig.return_type, [builder.extract_value(value, x) for x in range(count)])
 
     def _load_float4(context, builder, sig, ptr):
         """The 4 floats at ptr as ONE 16-byte load (``align 16``: the caller's promise), as sig's 4-tuple."""

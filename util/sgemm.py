@@ -907,31 +907,25 @@ def _aligned16(arr: Any) -> bool:
 _workspace: dict[str, Any] = {}
 
 
+def _buffer(name: str, size: int, dtype: type, zeros: bool = False):
+    """A cached device buffer ``name`` of at least ``size`` elements (grown, never shrunk; ``zeros``: made of
+    zeros, for counters that every call leaves zero)."""
+    buf = _workspace.get(name)
+    if buf is None or buf.size < size:
+        buf = cuda.to_device(np.zeros(size, dtype=dtype)) if zeros else cuda.device_array(size, dtype=dtype)
+        _workspace[name] = buf
+    return buf
+
+
 def _workspace_for(floats: int):
-    """A cached device buffer of at least ``floats`` float32 (grown, never shrunk)."""
-    ws = _workspace.get("ws")
-    if ws is None or ws.size < floats:
-        ws = cuda.device_array(floats, dtype=np.float32)
-        _workspace["ws"] = ws
-    return ws[:floats]
+    """The split-K workspace: at least ``floats`` float32, the first ``floats`` of them."""
+    return _buffer("ws", floats, np.float32)[:floats]
 
 
 def _counters_for(tiles: int):
-    """The output tiles' counters of a fused split-K (``util.splitk``): a cached int32 device buffer of at least
-    ``tiles`` zeros (grown, never shrunk; every call leaves it zero)."""
-    flags = _workspace.get("flags")
-    if flags is None or flags.size < tiles:
-        flags = cuda.to_device(np.zeros(max(tiles, 1024), dtype=np.int32))
-        _workspace["flags"] = flags
-    return flags
-
-
-def _no_counters():
-    """The counter array a kernel that does not fuse takes (and never reads): one int32."""
-    none = _workspace.get("none")
-    if none is None:
-        none = _workspace["none"] = cuda.device_array(1, dtype=np.int32)
-    return none
+    """The output tiles' counters of a fused split-K (``util.splitk``): at least ``tiles`` int32 zeros; a kernel that
+    does not fuse takes them too (``_counters_for(1)``) and never reads them."""
+    return _buffer("flags", max(tiles, 1024), np.int32, zeros=True)
 
 
 def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any]:
@@ -982,7 +976,7 @@ class Prepared:
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile, thin=thin and order is None,
                              aligned=(_aligned16(a), _aligned16(b)), fuse=fuse)
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
-        flags = _counters_for(p.grid[0] * p.grid[1]) if p.fused else _no_counters()
+        flags = _counters_for(p.grid[0] * p.grid[1] if p.fused else 1)
         second = p.splits > 1 and not p.fused  # a second kernel adds the slices
         vec = second and sum_vec(m * n, _aligned16(c))
         lanes = second and not vec and sum_lanes(m * n)
