@@ -159,6 +159,23 @@ def test_the_eight_lane_sum_adds_every_slice(mn, splits):
     assert np.isnan(got[mn:]).all()
 
 
+@pytest.mark.parametrize("name, vec, lanes", [("splitk_sum", False, False), ("splitk_sum4", True, False),
+                                               ("splitk_sum8", False, True)])
+def test_the_sums_read_the_workspace_as_their_twins_do(name, vec, lanes):
+    """Each split-K sum, numba and its C twin (sm_90): the workspace through the read-only path only (LDG.E.CONSTANT,
+    as the twin's ``const float* __restrict__``), as many 16-byte loads where the twin's are 16 bytes, and no more
+    than 1.5x the twin's instructions (with the slice counters' arithmetic widened to 64 bits, as numba types
+    uint32 + uint32, numba's splitk_sum8 took 464 against 200)."""
+    from numba import float32, int64
+
+    numba_ = analyze(cubin_from_ptx(numba_ptx(getattr(S, name), (float32[::1], float32[::1], int64, int64))))
+    twin = analyze(S.c_splitk_sum(vec, lanes).cubin("sm_90"), name + "_c")
+    for report in (numba_, twin):
+        loads = [i.opcode for i in report.instructions if i.opcode.startswith("LDG")]
+        assert loads and all(op == ("LDG.E.128.CONSTANT" if vec else "LDG.E.CONSTANT") for op in loads), loads
+    assert len(numba_.instructions) <= 1.5 * len(twin.instructions), (len(numba_.instructions), len(twin.instructions))
+
+
 def test_the_cost_rule_holds_the_fit_to_its_record():
     """util.sgemm.COST's fitted constants are what scripts/sgemm_rule_fit.py fits to util/sgemm_rule_fit.json, and
     with them the rule loses less against the fastest timed choice than with the earlier constants (the fit of an

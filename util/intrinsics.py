@@ -27,6 +27,8 @@ say it. Under numba's simulator they are plain Python arithmetic.
     v0, v1, v2, v3 = ldg128_at(arr, i)   # the 4 floats at flat element i of a C-contiguous array (i >= 0, and
                                          # aligned): C's *(float4*)(p + i), one address add per load when i walks
     v0, v1, v2, v3 = ldg128_cs_at(arr, i)  # the same, streamed (``ld.global.cs.v4``, CUDA C's __ldcs of a float4)
+    v0, v1, v2, v3 = ldg128_nc_at(arr, i)  # the same through the read-only path (``ld.global.nc.v4``, as a C
+                                           # ``const float* __restrict__`` float4 load)
 
 3. Asynchronous global -> shared copies (``cp.async``, SASS ``LDGSTS``), as inline PTX:
 
@@ -155,6 +157,10 @@ if SIMULATED:
 
     def ldg128_cs_at(arr, i):
         """ldg128_at (the simulator has no cache)."""
+        return ldg128_at(arr, i)
+
+    def ldg128_nc_at(arr, i):
+        """ldg128_at (the simulator has one data path)."""
         return ldg128_at(arr, i)
 
     def _copy(dst, di, src, si, size, nbytes):
@@ -587,6 +593,22 @@ else:
 
         return sig, codegen
 
+    @intrinsic
+    def ldg128_nc_at(typingctx, arr, i):
+        """ldg128_at through the read-only data path: the 16-byte load in the global address space and marked
+        ``!invariant.load`` (as ``at_nc``), which NVVM emits as ``ld.global.nc.v4.f32``, as nvcc does for a ``const
+        float* __restrict__`` float4 load. i >= 0, 16-byte alignment and no writer during the kernel are the
+        caller's promise."""
+        if not (_at_args(types, arr, i) and arr.dtype == types.float32):
+            return None
+        sig = types.UniTuple(types.float32, 4)(arr, i)
+
+        def codegen(context, builder, sig, args):
+            ptr = builder.addrspacecast(_flat_pointer(context, builder, sig, args), ir.PointerType(ir.FloatType(), 1))
+            return _load_float4(context, builder, sig, ptr, invariant=True)
+
+        return sig, codegen
+
     def _flat_pointer(context, builder, sig, args):
         """A pointer to flat element i of a C-contiguous array (args: the array, i): its data pointer plus the
         sign-extended i (``getelementptr inbounds``; i >= 0 is the caller's promise)."""
@@ -611,9 +633,13 @@ else:
             return value
         return context.make_tuple(builder, sig.return_type, [builder.extract_value(value, x) for x in range(count)])
 
-    def _load_float4(context, builder, sig, ptr):
-        """The 4 floats at ptr as ONE 16-byte load (``align 16``: the caller's promise), as sig's 4-tuple."""
-        vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer()), align=16)
+    def _load_float4(context, builder, sig, ptr, invariant=False):
+        """The 4 floats at ptr as ONE 16-byte load (``align 16``: the caller's promise), as sig's 4-tuple;
+        ``invariant``: marked ``!invariant.load`` (no writer during the kernel)."""
+        space = ptr.type.addrspace
+        vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer(space)), align=16)
+        if invariant:
+            vec.set_metadata("invariant.load", builder.module.add_metadata([]))
         items = [builder.extract_element(vec, ir.Constant(ir.IntType(32), x)) for x in range(4)]
         return context.make_tuple(builder, sig.return_type, items)
 

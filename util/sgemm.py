@@ -43,7 +43,7 @@ import numpy as np
 
 from .backend import SIMULATED, cuda
 from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after util.backend (simulator or compiler)
-from .intrinsics import add_nsw, ldg128_at, shfl_xor
+from .intrinsics import add_nsw, at_nc, ldg128_nc_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
 from .sgemm_thin import ROW_VEC, THINS, WIDTHS, Thin, thin_for
@@ -715,30 +715,34 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
 
 @cuda.jit
 def splitk_sum(ws, c, mn, splits):
-    """c[i] = ws[0 * mn + i] + ws[1 * mn + i] + ... in that order, for every i < mn (a grid-stride loop). Unsigned
-    indices that walk by mn (no negative-index select, one add a load): 1.5-3x faster than ``ws[z * mn + i]``;
-    a 32-bit slice counter (``range(1, splits)`` over int64 kept ~5 integer instructions a load for its
-    overflow-safe trip count, and NVVM unrolled it 4 times where the C twin's loop is unrolled 16). Eight slices a
-    pass with their loads written first: unrolled as one load after another's add, at most 5 loads were in flight
-    where the twin has 8, and with 43 slices the sum took 1.25x the twin's time (1.03x this way; docs/notes.md);
-    then four, as the twin (one by one, 7 slices took 1.13x its time)."""
+    """c[i] = ws[0 * mn + i] + ws[1 * mn + i] + ... in that order, for every i < mn (a grid-stride loop). The
+    workspace through the read-only data path (``at_nc``, SASS ``LDG.E.CONSTANT``, as the twin's ``const float*
+    __restrict__`` loads). Unsigned indices that walk by mn (no negative-index select, one add a load): 1.5-3x
+    faster than ``ws[z * mn + i]``; a 32-bit slice counter, each sum of two wrapped in uint32 (numba types
+    uint32 + uint32 as 64-bit: unwrapped, the kernel was 984 instructions against the twin's 424; 592 wrapped).
+    ``range(1, splits)`` over int64 kept ~5 integer instructions a load for its overflow-safe trip count, and NVVM
+    unrolled it 4 times where the C twin's loop is unrolled 16. Eight slices a pass with their loads written first:
+    unrolled as one load after another's add, at most 5 loads were in flight where the twin has 8, and with 43
+    slices the sum took 1.25x the twin's time (1.03x this way; docs/notes.md); then four, as the twin (one by one,
+    7 slices took 1.13x its time). Passes of 8 predicated loads (-0.0 past the last slice) took 1.19-1.25x the
+    twin's time at 3-4 slices (docs/notes.md)."""
     i = uint64(cuda.grid(1))
     stride = uint64(cuda.gridsize(1))
     umn = uint64(mn)
     nz = uint32(splits)
     while i < umn:
         j = i
-        s = ws[j]
+        s = at_nc(ws, int64(j))
         z = uint32(1)
-        while z + uint32(8) <= nz:  # 8 slices a pass: the 8 loads written first, so that all are in flight
-            v0 = ws[j + umn]
-            v1 = ws[j + uint64(2) * umn]
-            v2 = ws[j + uint64(3) * umn]
-            v3 = ws[j + uint64(4) * umn]
-            v4 = ws[j + uint64(5) * umn]
-            v5 = ws[j + uint64(6) * umn]
-            v6 = ws[j + uint64(7) * umn]
-            v7 = ws[j + uint64(8) * umn]
+        while uint32(z + uint32(8)) <= nz:  # 8 slices a pass: the 8 loads written first, so that all are in flight
+            v0 = at_nc(ws, int64(j + umn))
+            v1 = at_nc(ws, int64(j + uint64(2) * umn))
+            v2 = at_nc(ws, int64(j + uint64(3) * umn))
+            v3 = at_nc(ws, int64(j + uint64(4) * umn))
+            v4 = at_nc(ws, int64(j + uint64(5) * umn))
+            v5 = at_nc(ws, int64(j + uint64(6) * umn))
+            v6 = at_nc(ws, int64(j + uint64(7) * umn))
+            v7 = at_nc(ws, int64(j + uint64(8) * umn))
             s += v0
             s += v1
             s += v2
@@ -748,22 +752,22 @@ def splitk_sum(ws, c, mn, splits):
             s += v6
             s += v7
             j += uint64(8) * umn
-            z += uint32(8)
-        if z + uint32(4) <= nz:  # 4 of the last 7 or fewer the same way (the twin's loop is unrolled by 4 there)
-            v0 = ws[j + umn]
-            v1 = ws[j + uint64(2) * umn]
-            v2 = ws[j + uint64(3) * umn]
-            v3 = ws[j + uint64(4) * umn]
+            z = uint32(z + uint32(8))
+        if uint32(z + uint32(4)) <= nz:  # 4 of the last 7 or fewer the same way (the twin's loop is unrolled by 4 there)
+            v0 = at_nc(ws, int64(j + umn))
+            v1 = at_nc(ws, int64(j + uint64(2) * umn))
+            v2 = at_nc(ws, int64(j + uint64(3) * umn))
+            v3 = at_nc(ws, int64(j + uint64(4) * umn))
             s += v0
             s += v1
             s += v2
             s += v3
             j += uint64(4) * umn
-            z += uint32(4)
+            z = uint32(z + uint32(4))
         while z < nz:
             j += umn
-            s += ws[j]
-            z += uint32(1)
+            s += at_nc(ws, int64(j))
+            z = uint32(z + uint32(1))
         c[i] = s
         i += stride
 
@@ -771,22 +775,23 @@ def splitk_sum(ws, c, mn, splits):
 @cuda.jit
 def splitk_sum4(ws, c, mn, splits):
     """splitk_sum four floats a thread: a 16-byte load from each slice (mn % 4 == 0 and c 16-byte aligned; the
-    workspace is), the same sums in the same order. Signed indices, as the 16-byte load takes."""
+    workspace is), the same sums in the same order, through the read-only data path (``ldg128_nc_at``). Signed
+    indices, as the 16-byte load takes."""
     i = int64(cuda.grid(1)) * int64(4)
     stride = int64(cuda.gridsize(1)) * int64(4)
     nz = uint32(splits)
     while i < mn:
         j = i
-        s0, s1, s2, s3 = ldg128_at(ws, j)
+        s0, s1, s2, s3 = ldg128_nc_at(ws, j)
         z = uint32(1)
         while z < nz:
             j = add_nsw(j, mn)
-            v0, v1, v2, v3 = ldg128_at(ws, j)
+            v0, v1, v2, v3 = ldg128_nc_at(ws, j)
             s0 += v0
             s1 += v1
             s2 += v2
             s3 += v3
-            z += uint32(1)
+            z = uint32(z + uint32(1))
         u = uint64(i)
         c[u] = s0
         c[u + uint64(1)] = s1
@@ -810,9 +815,9 @@ def splitk_sum8(ws, c, mn, splits):
     stride = uint64(cuda.gridsize(1)) // uint64(8)
     umn = uint64(mn)
     nz = uint32(splits)
-    per = (nz + uint32(7)) // uint32(8)
-    z0 = min(q * per, nz)
-    z1 = min(z0 + per, nz)
+    per = uint32(uint32(nz + uint32(7)) // uint32(8))  # uint32 op uint32 is 64-bit in numba: each wrapped
+    z0 = uint32(min(uint32(q * per), nz))
+    z1 = uint32(min(uint32(z0 + per), nz))
     while i - first < umn:
         s = float32(0.0)
         if i < umn:
@@ -821,11 +826,11 @@ def splitk_sum8(ws, c, mn, splits):
             while z < z1:  # 8 slices a pass, their loads first so that all are in flight (zeros past z1)
                 v = cuda.local.array(8, float32)
                 for u in range(8):
-                    v[u] = ws[j + uint64(u) * umn] if z + uint32(u) < z1 else float32(0.0)
+                    v[u] = at_nc(ws, int64(j + uint64(u) * umn)) if uint32(z + uint32(u)) < z1 else float32(0.0)
                 for u in range(8):
                     s += v[u]
                 j += uint64(8) * umn
-                z += uint32(8)
+                z = uint32(z + uint32(8))
         s += shfl_xor(s, 1)
         s += shfl_xor(s, 2)
         s += shfl_xor(s, 4)

@@ -86,12 +86,13 @@ def add_slices(BM: int, BN: int, NT: int):
         z = int32(0)
         base = first  # the tile's corner in slice z
         while z < nz:
+            left = int32(nz - z)  # slices from z on (int32 - int32 is int64 in numba: 64-bit compares below)
             for u in range(U):  # U x E independent loads (unrolled): all in flight at once
                 for i in range(E):
                     e = t + uint32(i * NT)
                     r, q = int64(e // uint32(BN)), int64(e % uint32(BN))
                     v[u, i] = float32(-0.0)
-                    if z + int32(u) < nz and (ALL or e < uint32(TILE)) and r < rows and q < cols:
+                    if int32(u) < left and (ALL or e < uint32(TILE)) and r < rows and q < cols:
                         v[u, i] = at_cg(ws, add_nsw(add_nsw(base, mul_nsw(int64(u), mn)), add_nsw(mul_nsw(r, nn), q)))
             for u in range(U):
                 for i in range(E):
