@@ -517,10 +517,7 @@ else:
             return None
 
         def codegen(context, builder, sig, args):
-            element = _flat_pointer(context, builder, sig, args)
-            value = builder.load(builder.addrspacecast(element, ir.PointerType(ir.FloatType(), 1)), align=4)
-            value.set_metadata("invariant.load", builder.module.add_metadata([]))
-            return value
+            return _invariant(builder, builder.load(_global_pointer(context, builder, sig, args), align=4))
 
         return types.float32(arr, i), codegen
 
@@ -604,8 +601,7 @@ else:
         sig = types.UniTuple(types.float32, 4)(arr, i)
 
         def codegen(context, builder, sig, args):
-            ptr = builder.addrspacecast(_flat_pointer(context, builder, sig, args), ir.PointerType(ir.FloatType(), 1))
-            return _load_float4(context, builder, sig, ptr, invariant=True)
+            return _load_float4(context, builder, sig, _global_pointer(context, builder, sig, args), invariant=True)
 
         return sig, codegen
 
@@ -615,6 +611,16 @@ else:
         data = context.make_array(sig.args[0])(context, builder, args[0]).data
         index = builder.sext(args[1], ir.IntType(64)) if sig.args[1].bitwidth < 64 else args[1]
         return builder.gep(data, [index], inbounds=True)
+
+    def _global_pointer(context, builder, sig, args):
+        """``_flat_pointer`` in the global address space (NVVM emits ``ld.global`` from it; with ``_invariant``,
+        ``ld.global.nc``)."""
+        return builder.addrspacecast(_flat_pointer(context, builder, sig, args), ir.PointerType(ir.FloatType(), 1))
+
+    def _invariant(builder, load):
+        """``load`` marked ``!invariant.load`` (no writer during the kernel: the read-only data path)."""
+        load.set_metadata("invariant.load", builder.module.add_metadata([]))
+        return load
 
     def _ptx_load(context, builder, sig, args, cache, count, side_effect=False):
         """Inline PTX ``ld.global.<cache>`` of ``count`` (1 or 4) floats at flat element i of the array (args: the
@@ -639,7 +645,7 @@ else:
         space = ptr.type.addrspace
         vec = builder.load(builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer(space)), align=16)
         if invariant:
-            vec.set_metadata("invariant.load", builder.module.add_metadata([]))
+            _invariant(builder, vec)
         items = [builder.extract_element(vec, ir.Constant(ir.IntType(32), x)) for x in range(4)]
         return context.make_tuple(builder, sig.return_type, items)
 

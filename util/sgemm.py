@@ -725,7 +725,7 @@ def splitk_sum(ws, c, mn, splits):
     unrolled as one load after another's add, at most 5 loads were in flight where the twin has 8, and with 43
     slices the sum took 1.25x the twin's time (1.03x this way; docs/notes.md); then four, as the twin (one by one,
     7 slices took 1.13x its time). Passes of 8 predicated loads (-0.0 past the last slice) took 1.19-1.25x the
-    twin's time at 3-4 slices (docs/notes.md)."""
+    twin's time at 3-13 slices (docs/notes.md)."""
     i = uint64(cuda.grid(1))
     stride = uint64(cuda.gridsize(1))
     umn = uint64(mn)

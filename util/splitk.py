@@ -86,7 +86,7 @@ def add_slices(BM: int, BN: int, NT: int):
         z = int32(0)
         base = first  # the tile's corner in slice z
         while z < nz:
-            left = int32(nz - z)  # slices from z on (int32 - int32 is int64 in numba: 64-bit compares below)
+            left = int32(nz - z)  # slices from z on, wrapped: numba types int32 - int32 as int64 (64-bit compares)
             for u in range(U):  # U x E independent loads (unrolled): all in flight at once
                 for i in range(E):
                     e = t + uint32(i * NT)
