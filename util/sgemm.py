@@ -720,12 +720,12 @@ def splitk_sum(ws, c, mn, splits):
     __restrict__`` loads). Unsigned indices that walk by mn (no negative-index select, one add a load): 1.5-3x
     faster than ``ws[z * mn + i]``; a 32-bit slice counter, each sum of two wrapped in uint32 (numba types
     uint32 + uint32 as 64-bit: unwrapped, the kernel was 984 instructions against the twin's 424; 592 wrapped).
-    ``range(1, splits)`` over int64 kept ~5 integer instructions a load for its overflow-safe trip count, and NVVM
-    unrolled it 4 times where the C twin's loop is unrolled 16. Eight slices a pass with their loads written first:
-    unrolled as one load after another's add, at most 5 loads were in flight where the twin has 8, and with 43
-    slices the sum took 1.25x the twin's time (1.03x this way; docs/notes.md); then four, as the twin (one by one,
-    7 slices took 1.13x its time). Passes of 8 predicated loads (-0.0 past the last slice) took 1.19-1.25x the
-    twin's time at 3-13 slices (docs/notes.md)."""
+    ``range(1, splits)`` over int64 kept ~5 integer instructions a load for its overflow-safe trip count. The
+    twin's loop is unrolled 16 times by NVVM, then 8, then 4, then one by one, with each pass's loads issued
+    before its adds; this sum does the same passes, each pass's loads written first so that all are in flight. (With
+    8 loads a pass at most, numba's sum took 1.32-1.53x the twin's time at 42-97 slices: 8 loads in flight where the
+    twin has 16; one by one, 7 slices took 1.13x; docs/notes.md.) Passes of 8 predicated loads (-0.0 past the last
+    slice) took 1.19-1.25x the twin's time at 3-13 slices (docs/notes.md)."""
     i = uint64(cuda.grid(1))
     stride = uint64(cuda.gridsize(1))
     umn = uint64(mn)
@@ -734,24 +734,21 @@ def splitk_sum(ws, c, mn, splits):
         j = i
         s = at_nc(ws, int64(j))
         z = uint32(1)
-        while uint32(z + uint32(8)) <= nz:  # 8 slices a pass: the 8 loads written first, so that all are in flight
-            v0 = at_nc(ws, int64(j + umn))
-            v1 = at_nc(ws, int64(j + uint64(2) * umn))
-            v2 = at_nc(ws, int64(j + uint64(3) * umn))
-            v3 = at_nc(ws, int64(j + uint64(4) * umn))
-            v4 = at_nc(ws, int64(j + uint64(5) * umn))
-            v5 = at_nc(ws, int64(j + uint64(6) * umn))
-            v6 = at_nc(ws, int64(j + uint64(7) * umn))
-            v7 = at_nc(ws, int64(j + uint64(8) * umn))
-            s += v0
-            s += v1
-            s += v2
-            s += v3
-            s += v4
-            s += v5
-            s += v6
-            s += v7
-            j += uint64(8) * umn
+        while uint32(z + uint32(16)) <= nz:  # 16 slices a pass: the 16 loads written first, so that all are in flight
+            v = cuda.local.array(16, float32)
+            for u in range(16):
+                j += umn
+                v[u] = at_nc(ws, int64(j))
+            for u in range(16):
+                s += v[u]
+            z = uint32(z + uint32(16))
+        if uint32(z + uint32(8)) <= nz:  # 8 of the last 15 or fewer the same way
+            v = cuda.local.array(8, float32)
+            for u in range(8):
+                j += umn
+                v[u] = at_nc(ws, int64(j))
+            for u in range(8):
+                s += v[u]
             z = uint32(z + uint32(8))
         if uint32(z + uint32(4)) <= nz:  # 4 of the last 7 or fewer the same way (the twin's loop is unrolled by 4 there)
             v0 = at_nc(ws, int64(j + umn))
