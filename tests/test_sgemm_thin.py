@@ -190,6 +190,9 @@ def test_thin_machine_code(thin):
         # 4 bytes each; rows: streamed, evict-first (numba util.intrinsics.at_cs, the twin __ldcs: each line is read by
         # one load); cols: the read-only path (util.intrinsics.at_nc; streamed, cols/1 was slower: docs/notes.md)
         assert set(big) == ({"LDG.E.EF"} if thin.kind == "rows" else {"LDG.E.CONSTANT"}), big
+        # the staging's shared stores unpredicated: the shared window's base (S2R SR_CgaCtaId) read once, not once a
+        # store (behind a predicate each, 32-35 reads in numba's rows/1 and cols/1 and in most of the twins)
+        assert sum("SR_CgaCtaId" in i.text for i in report.instructions) == 1, name
 
 
 @pytest.mark.parametrize("thin", T.THINS, ids=lambda t: t.name)

@@ -39,8 +39,9 @@ gemm_rows_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
     __shared__ __align__(16) float sh[SHARED_FLOATS];
     const unsigned t = threadIdx.x, lane = t % 32, w = t / 32;
     const off_t_ r0 = (off_t_)blockIdx.y * W, c0 = (off_t_)blockIdx.x * 128, kb = (off_t_)blockIdx.z * kslice;
-    const off_t_ ks = min(kb + kslice, (off_t_)k) - kb, kpad = (ks + 3) / 4 * 4;
-    // A[r0 + i, kb + q] -> sh[i * KP + q] for q < kpad (zeros from ks on; a row past m: the last row), loads first
+    const off_t_ ks = min(kb + kslice, (off_t_)k) - kb;
+    // A[r0 + i, kb + q] -> sh[i * KP + q] for every q < KP (zeros from ks on; a row past m: the last row), loads
+    // first; the stores unpredicated (behind a predicate each, the shared window's base was read again for each)
     float v[SJ];
     #pragma unroll
     for (int j = 0; j < SJ; ++j) {
@@ -49,8 +50,7 @@ gemm_rows_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
     }
     #pragma unroll
     for (int j = 0; j < SJ; ++j) {
-        const off_t_ q = t + NT * (j % JPR);
-        if (q < kpad) sh[j / JPR * KP + (unsigned)q] = v[j];
+        sh[j / JPR * KP + (unsigned)(t + NT * (j % JPR))] = v[j];
     }
     off_t_ col[4];  // this lane's columns c0 + lane + 32 c, clamped to the last (their results are not stored)
     #pragma unroll
@@ -135,8 +135,9 @@ gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
     const unsigned t = threadIdx.x, lane = t % 32, w = t / 32, kr = lane % 8;
     const off_t_ r0 = (off_t_)blockIdx.y * (4 * NW * R) + (w * (4 * R) + lane / 8);  // this lane's rows r0 + 4 ri
     const off_t_ c0 = (off_t_)blockIdx.x * W, kb = (off_t_)blockIdx.z * kslice;
-    const off_t_ ks = min(kb + kslice, (off_t_)k) - kb, kpad = (ks + 31) / 32 * 32;
-    // B[kb + q, c0 + j] -> sh[q * WP + j] for q < kpad (zeros from ks on and past column n), the loads first
+    const off_t_ ks = min(kb + kslice, (off_t_)k) - kb;
+    // B[kb + q, c0 + j] -> sh[q * WP + j] for every q < KP (zeros from ks on and past column n), the loads first; the
+    // stores unpredicated (as in gemm_rows_c)
     float v[SJ];
     #pragma unroll
     for (int s = 0; s < SJ; ++s) {
@@ -147,7 +148,7 @@ gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
     #pragma unroll
     for (int s = 0; s < SJ; ++s) {
         const unsigned e = t + NT * s;
-        if ((off_t_)(e / W) < kpad) sh[e / W * WP + e % W] = v[s];
+        sh[e / W * WP + e % W] = v[s];
     }
     off_t_ pa[R];  // walking offsets of this lane's rows of A (a row past m: the last row; not stored)
     #pragma unroll

@@ -227,9 +227,9 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
         c0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(128))
         kb = OFF(OFF(cuda.blockIdx.z) * OFF(kslice))
         ks = OFF(min(kb + OFF(kslice), kk) - kb)  # this slice's k-steps
-        kpad = OFF((ks + OFF(3)) // OFF(4) * OFF(4))
-        # A[r0 + i, kb + q] -> sh[i * KP + q] for q < kpad (zeros from ks on; a row past m: the last row), the
-        # loads first, so that all are in flight at once
+        # A[r0 + i, kb + q] -> sh[i * KP + q] for every q < KP (zeros from ks on; a row past m: the last row), the
+        # loads first, so that all are in flight at once; the stores unpredicated (each behind a predicate, ptxas
+        # read the shared window's base, S2R SR_CgaCtaId, again for each: 34 in rows/1's prologue)
         v = cuda.local.array(SJ, float32)
         for j in range(SJ):
             q = add_nsw(OFF(t), OFF(NT * (j % JPR)))
@@ -237,8 +237,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
             v[j] = at_nc(a, add_nsw(add_nsw(mul_nsw(row, kk), kb), q)) if q < ks else float32(0.0)
         for j in range(SJ):
             q = add_nsw(OFF(t), OFF(NT * (j % JPR)))
-            if q < kpad:
-                sh[uint32(j // JPR * KP) + uint32(q)] = v[j]
+            sh[uint32(j // JPR * KP) + uint32(q)] = v[j]
         # this lane's columns c0 + lane + 32 c, clamped to the last (their results are not stored)
         col = cuda.local.array(4, OFF)
         for c in range(4):
@@ -397,18 +396,17 @@ def _cols(thin: Thin, wide: bool, simulator: bool, fuse: bool):
         c0 = OFF(OFF(cuda.blockIdx.x) * OFF(W))
         kb = OFF(OFF(cuda.blockIdx.z) * OFF(kslice))
         ks = OFF(min(kb + OFF(kslice), kk) - kb)
-        kpad = OFF((ks + OFF(31)) // OFF(32) * OFF(32))
-        # B[kb + q, c0 + j] -> sh[q * WP + j] for q < kpad (zeros from ks on and past column n), the loads first
+        # B[kb + q, c0 + j] -> sh[q * WP + j] for every q < KP (zeros from ks on and past column n), the loads
+        # first; the stores unpredicated (as in _rows)
         v = cuda.local.array(SJ, float32)
         for s in range(SJ):
-            e = t + uint32(NT * s)
+            e = uint32(t + uint32(NT * s))  # uint32 + uint32 is 64-bit in numba: wrapped
             q = OFF(e // uint32(W))
             col = add_nsw(c0, OFF(e % uint32(W)))
             v[s] = at_nc(b, add_nsw(mul_nsw(add_nsw(kb, q), nn), col)) if q < ks and col < nn else float32(0.0)
         for s in range(SJ):
-            e = t + uint32(NT * s)
-            if OFF(e // uint32(W)) < kpad:
-                sh[e // uint32(W) * uint32(WP) + e % uint32(W)] = v[s]
+            e = uint32(t + uint32(NT * s))  # uint32 + uint32 is 64-bit in numba: wrapped
+            sh[uint32(uint32(uint32(e // uint32(W)) * uint32(WP)) + uint32(e % uint32(W)))] = v[s]
         # walking offsets of this lane's rows of A (a row past m: the last row; its results are not stored)
         pa = cuda.local.array(R, OFF)
         for ri in range(R):
