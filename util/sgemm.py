@@ -713,6 +713,26 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     return cuda.jit(launch_bounds=(NT, tile.MINB))(gemm)
 
 
+def _sum_pass(count: int):
+    """splitk_sum's pass: a device function that adds the ``count`` slices after offset j (umn apart) to s in order,
+    their loads written first so that all are in flight; it returns the sum and the last slice's offset."""
+
+    @cuda.jit(device=True)
+    def add(ws, s, j, umn):
+        v = cuda.local.array(count, float32)
+        for u in range(count):
+            j += umn
+            v[u] = at_nc(ws, int64(j))
+        for u in range(count):
+            s += v[u]
+        return s, j
+
+    return add
+
+
+_sum_pass16, _sum_pass8 = _sum_pass(16), _sum_pass(8)
+
+
 @cuda.jit
 def splitk_sum(ws, c, mn, splits):
     """c[i] = ws[0 * mn + i] + ws[1 * mn + i] + ... in that order, for every i < mn (a grid-stride loop). The
@@ -734,21 +754,11 @@ def splitk_sum(ws, c, mn, splits):
         j = i
         s = at_nc(ws, int64(j))
         z = uint32(1)
-        while uint32(z + uint32(16)) <= nz:  # 16 slices a pass: the 16 loads written first, so that all are in flight
-            v = cuda.local.array(16, float32)
-            for u in range(16):
-                j += umn
-                v[u] = at_nc(ws, int64(j))
-            for u in range(16):
-                s += v[u]
+        while uint32(z + uint32(16)) <= nz:  # 16 slices a pass
+            s, j = _sum_pass16(ws, s, j, umn)
             z = uint32(z + uint32(16))
-        if uint32(z + uint32(8)) <= nz:  # 8 of the last 15 or fewer the same way
-            v = cuda.local.array(8, float32)
-            for u in range(8):
-                j += umn
-                v[u] = at_nc(ws, int64(j))
-            for u in range(8):
-                s += v[u]
+        if uint32(z + uint32(8)) <= nz:  # 8 of the last 15 or fewer
+            s, j = _sum_pass8(ws, s, j, umn)
             z = uint32(z + uint32(8))
         if uint32(z + uint32(4)) <= nz:  # 4 of the last 7 or fewer the same way (the twin's loop is unrolled by 4 there)
             v0 = at_nc(ws, int64(j + umn))
