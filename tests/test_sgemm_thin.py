@@ -37,16 +37,23 @@ pytestmark = pytest.mark.skipif(not util.SIMULATED, reason="small sizes for numb
     ((1, 4, 9), T.ROW_VEC, {}),                            # n = 4: every lane clamped to the same 4 columns
     ((1, 260, 700), T.ROW_VEC, {"splits": 2, "fuse": True}),             # the tiles' last blocks add the slices
     ((1, 132, 600), T.ROW_VEC, {"splits": 3, "fuse": False, "wide": True}),  # the second kernel; 64-bit
+    ((70, 1, 45), T.COL_VEC, {}),                          # one column, 4-byte loads: a partial pass, a row block past m
+    ((3, 1, 3), T.COL_VEC, {}),                            # m < the block's rows, k < a warp's lanes
+    ((20, 1, 4), T.COL_VEC, {"va": True}),                 # 16-byte loads: one lane's 4 values, the rest zeros
+    ((9, 1, 1030), T.COL_VEC, {"splits": 3, "fused": True}),            # the tiles' last blocks add the slices
+    ((17, 1, 700), T.COL_VEC, {"splits": 3, "fuse": True, "va": True}),  # 16-byte loads, partial passes
+    ((33, 1, 601), T.COL_VEC, {"splits": 5, "fuse": False, "wide": True}),  # the second kernel; 64-bit
 ])
 def test_thin_kernels_are_correct(shape, thin, options):
     p = Problem(*shape, seed=7)
     fused = options.pop("fused", None)  # what the rule should choose, not an option
+    va = options.pop("va", False)  # COL_VEC's 16-byte loads, which the plan takes where k % 4 == 0
     for _ in range(2):  # twice: a fused call leaves its tile counters at zero for the next
         p.poison()
         used = S.sgemm(p.a, p.b, p.c, tile=thin, **options)
         check = p.check()
         assert check.correct, f"{shape} {thin.name} {options} -> {used}: {check}"
-    assert used.tile == thin and used.kslice <= thin.kmax
+    assert used.tile == thin and used.kslice <= thin.kmax and used.va == va
     for key, value in options.items():
         assert getattr(used, "fused" if key == "fuse" else key) == value
     if fused is not None:
@@ -63,7 +70,8 @@ def test_who_adds_the_slices():
     assert not S.plan(1, 2001, 5000, sms=132).fused                 # rows/1, 66 slices: 5 rounds
     assert S.plan(1, 2048, 8192, sms=132).fused                     # ROW_VEC, 4 slices
     assert not S.plan(4, 8192, 8192, sms=132).fused                 # rows/4
-    assert S.plan(15806, 1, 313, sms=132).fused                     # cols/1
+    assert S.plan(15806, 8, 313, sms=132).fused                     # cols/8, 2 slices
+    assert S.plan(391, 1, 14450, sms=132).fused                     # COL_VEC, 17 slices: 2 rounds of 16
     assert not S.plan(512, 512, 512, sms=132).fused                 # a tile
     assert not S.plan(1, 300, 30, sms=132).fused                    # one slice: nothing to add
     assert S.plan(4, 8192, 8192, sms=132, fuse=True).fused          # forced
@@ -93,8 +101,18 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
     for shape, aligned in [((1, 130, 40), (True, True)), ((2, 128, 40), (True, True)), ((1, 128, 40), (True, False))]:
         with pytest.raises(ValueError, match="ROW_VEC"):
             S.plan(*shape, tile=T.ROW_VEC, aligned=aligned)
-    with pytest.raises(ValueError, match="vec is the one-row kernel's"):
+    with pytest.raises(ValueError, match="vec is the one-row or one-column kernel's"):
         T.Thin("rows", 2, vec=True)
+    # one column: COL_VEC, 16-byte loads of A where k % 4 == 0 and both operands start 16-byte aligned
+    for shape, aligned, va in [((4096, 1, 4096), (True, True), True), ((391, 1, 14450), (True, True), False),
+                               ((4096, 1, 4096), (False, True), False), ((4096, 1, 4096), (True, False), False)]:
+        p = S.plan(*shape, sms=132, aligned=aligned)
+        assert (p.tile, p.va, p.vb) == (T.COL_VEC, va, False), (shape, aligned, p)
+    assert S.plan(4096, 1, 4096, sms=132, tile=T.Thin("cols", 1)).tile.name == "cols/1"  # forced: the staged kernel
+    with pytest.raises(ValueError, match="COL_VEC .* takes C with one column; got n = 2: use Thin"):
+        S.plan(64, 2, 64, tile=T.COL_VEC)
+    with pytest.raises(ValueError, match="va .* is COL_VEC's"):
+        T.numba_kernel(T.Thin("cols", 1), False, va=True)
     # where both kinds qualify, the one that reads fewer bytes: rows reads B (k x n) once a block of 16 rows
     assert S.plan(20, 12, 4096, sms=132).tile.kind == "cols"   # rows: 2 k n + m k = 44 k, cols: m k + k n = 32 k
     assert S.plan(12, 12, 4096, sms=132).tile.kind == "rows"   # a tie: the smaller side's kind (rows when m <= n)
@@ -250,3 +268,27 @@ def test_row_vec_machine_code():
                 else:
                     assert report.spills == "none", (wide, fuse, name, report.spills)
 
+
+
+def test_col_vec_machine_code():
+    """COL_VEC's hot loop, both twins, every variant (4- or 16-byte loads, 32- or 64-bit, fused or not): A's values
+    streamed (LDG.E.EF, .128 with ``va``), COL_ROWS of them for each value of B (through the read-only path,
+    LDG.E.CONSTANT), one FFMA a float of A loaded (the compilers unroll the pass loop differently: ratios, not counts);
+    no float64, no local memory at Thin.MINB."""
+    thin = T.COL_VEC
+    for va in (False, True):
+        suffix = ".128" if va else ""
+        for wide in (False, True):
+            for fuse in (False, True):
+                numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(thin, wide, simulator=False, fuse=fuse, va=va),
+                                                       S.numba_sig()))
+                for cubin, name in ((numba_cubin, None), (T.c_twin(thin, wide, fuse, va).cubin("sm_90"),
+                                                          "gemm_cols_vec_c")):
+                    report = analyze(cubin, name)
+                    ops = report.hot_loop.opcodes
+                    loads = {op: n for op, n in ops.items() if op.startswith("LDG")}
+                    a_loads, b_loads = loads.get(f"LDG.E.EF{suffix}", 0), loads.get(f"LDG.E{suffix}.CONSTANT", 0)
+                    assert set(loads) == {f"LDG.E.EF{suffix}", f"LDG.E{suffix}.CONSTANT"}, (va, wide, fuse, name, loads)
+                    assert a_loads == T.COL_ROWS * b_loads > 0 and report.hot_loop.ffma == (4 if va else 1) * a_loads
+                    assert report.hot_loop.count("f64") == 0
+                    assert report.spills == "none" and report.local_bytes == 0, (va, wide, fuse, name, report.spills)

@@ -46,7 +46,7 @@ from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after ut
 from .intrinsics import add_nsw, at_nc, ldg128_nc_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
-from .sgemm_thin import ROW_VEC, THINS, WIDTHS, Thin, thin_for
+from .sgemm_thin import COL_VEC, ROW_VEC, THINS, WIDTHS, Thin, thin_for
 from .splitk import MAX_ELEMENTS, fuses, slices_a_round
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -288,8 +288,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
     ``tile`` may also force one of ``THINS``, with or without ``splits``. Where C has one row and B's rows start
-    16-byte aligned (n % 4 == 0 and ``aligned``), ``ROW_VEC`` (16-byte loads of B) takes rows/1's place, with its
-    own ``THIN_WAVES_VEC``.
+    16-byte aligned (n % 4 == 0 and ``aligned``), ``ROW_VEC`` (16-byte loads of B) takes rows/1's place; where C has
+    one column, ``COL_VEC`` takes cols/1's (16-byte loads of A where k % 4 == 0 and both operands start 16-byte
+    aligned: ``va``); each with its own ``THIN_WAVES_VEC``.
     With several slices, who adds them (``fuse_choice``; ``fuse`` forces it): for the thin kernels of
     ``FUSED_KINDS``, each output tile's last block, where that takes at most ``FUSE_ROUNDS`` rounds of loads; else
     a second kernel.
@@ -297,12 +298,15 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
             raise ValueError(f"{name} must be an int in 1..2^31-1, got {v!r}")
-    if tile is not None and tile not in TILES + THINS + (ROW_VEC,):
+    if tile is not None and tile not in TILES + THINS + (ROW_VEC, COL_VEC):
         raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}), THINS "
-                         f"({', '.join(t.name for t in THINS)}) or ROW_VEC, got {tile!r}")
+                         f"({', '.join(t.name for t in THINS)}), ROW_VEC or COL_VEC, got {tile!r}")
     if tile == ROW_VEC and not (m == 1 and n % 4 == 0 and aligned[1]):
         raise ValueError(f"ROW_VEC ({ROW_VEC.name}) takes C with one row and B whose rows start 16-byte aligned "
                          f"(n % 4 == 0, B aligned); got m = {m}, n = {n}, B aligned: {aligned[1]}: use Thin('rows', 1)")
+    if tile == COL_VEC and n != 1:
+        raise ValueError(f"COL_VEC ({COL_VEC.name}) takes C with one column; got n = {n}: use Thin('cols', {n})"
+                         if n <= WIDTHS[-1] else f"COL_VEC ({COL_VEC.name}) takes C with one column; got n = {n}")
     m, n, k = int(m), int(n), int(k)
     sms = _sms() if sms is None else sms
 
@@ -312,13 +316,15 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         raise ValueError(f"m = {m} needs more than {MAX_GRID_Y} row tiles of {rows} rows, the most one launch's "
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
     if isinstance(tile, Thin):
-        return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced"), fuse)
+        return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced", aligned), fuse)
     few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
     if few == Thin("rows", 1) and n % 4 == 0 and aligned[1]:
         few = ROW_VEC  # one row, B's rows 16-byte aligned: 16-byte loads
+    if few == Thin("cols", 1):
+        few = COL_VEC  # one column: lanes along k
     if few is not None:
-        return _fused(_thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}"),
-                      fuse)
+        return _fused(_thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}",
+                                 aligned), fuse)
     if splits is not None:  # only the tiles that this many slices leave none empty
         most = max(min(cdiv(k, t.BK), MAX_SPLITS) for t in tiles)
         if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= most:
@@ -349,7 +355,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
 # own thread. Measured (H200, scratch probe in docs/notes.md, numba fused / second kernel): cols/1-8 and rows/1
 # 0.85-1.01 at up to 3 rounds (1.03-1.05 at 5 and more); rows/2 and rows/4 1.04-1.30 at every count. The tiled
 # kernels' 32 or 64 results a thread made every one of them spill (24-304 B, sm_90), so they take the second kernel
-FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", "rows/1v")
+FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", "rows/1v", "cols/1v")
 FUSE_ROUNDS = 3
 
 
@@ -382,7 +388,9 @@ THIN_WAVES = {"rows": 1.0, "cols": 0.5}
 # ROW_VEC's slices (no shallower than its kmin) aim at half a wave of its one 32-warp block an SM: each block keeps
 # 64 KB of B in flight (1 x 8192 x 1024: 64 blocks, one slice, 105.1% of cuBLAS; 1 x 2048 x 8192: 4 slices of 16
 # blocks 105.6%; H200, docs/notes.md)
-THIN_WAVES_VEC = 0.5
+# COL_VEC's aim at one wave of its MINB blocks an SM (a prototype's sweep of 0.5, 1 and 2 waves on 10 one-column
+# shapes, H200, docs/notes.md)
+THIN_WAVES_VEC = {"rows/1v": 0.5, "cols/1v": 1.0}
 
 
 def thin_choice(m: int, n: int, k: int) -> Thin | None:
@@ -410,7 +418,7 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
     ``waves`` (default ``THIN_WAVES[thin.kind]``) of a wave of ``minb`` (default ``thin.MINB``) blocks an SM on
     ``sms`` SMs, or the most there are (K must take some)."""
     blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
-    default = THIN_WAVES_VEC if thin.vec else THIN_WAVES[thin.kind]
+    default = THIN_WAVES_VEC[thin.name] if thin.vec else THIN_WAVES[thin.kind]
     target = (default if waves is None else waves) * (thin.MINB if minb is None else minb) * sms
     quanta = cdiv(k, thin.BK)
     valid = [s for s in thin_slice_counts(k, thin) if s == 1 or cdiv(quanta, s) * thin.BK >= thin.kmin]
@@ -418,9 +426,10 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
 
 
 def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None,
-               reason: str) -> Plan:
+               reason: str, aligned: tuple[bool, bool]) -> Plan:
     """plan() for a Thin kernel (forced, or ``thin_choice``'s when ``splits`` is None and the caller did not force
-    one): slices that leave none empty and none deeper than ``thin.kmax``."""
+    one): slices that leave none empty and none deeper than ``thin.kmax``; COL_VEC's 16-byte loads (``va``) where
+    k % 4 == 0 and both operands start 16-byte aligned."""
     quanta = cdiv(k, thin.BK)
     valid = thin_slice_counts(k, thin)
     if not valid:
@@ -434,12 +443,14 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     splits = int(splits)
     kslice = cdiv(quanta, splits) * thin.BK
     # the largest offset formed (loaded or not): A's and B's staged and walking offsets end within kmax + 32 steps
-    # past k (ROW_VEC's, which stages nothing, within a pass of its warps), the workspace
-    past = (sgemm_thin.VEC_ROWS * sgemm_thin.VEC_WARPS if thin.vec else thin.kmax) + 32
+    # past k (ROW_VEC's and COL_VEC's, which stage nothing, within a pass of their warps), the workspace
+    past = 32 + (thin.kmax if not thin.vec else sgemm_thin.VEC_ROWS * sgemm_thin.VEC_WARPS if thin.kind == "rows"
+                 else sgemm_thin.COL_LOADS * thin.BK)
     big = max(m * k + past, (k + past) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
-    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}"
-    return Plan(m, n, k, splits, kslice, False, False, wide, thin, why)
+    va = thin == COL_VEC and k % 4 == 0 and aligned[0] and aligned[1]
+    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}" + (", 16-byte loads" if va else "")
+    return Plan(m, n, k, splits, kslice, va, False, wide, thin, why)
 
 
 # ---- numba ----------------------------------------------------------------------------------------------------
@@ -997,14 +1008,14 @@ class Prepared:
             cf = c.reshape(m * n)
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, cf, flags, m, n, k,
                           p.kslice)
-            kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused) if isinstance(p.tile, Thin) else
+            kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused, va=p.va) if isinstance(p.tile, Thin) else
                       numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b))
             self._main = kernel[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
             if second:
                 self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
-            twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused) if isinstance(p.tile, Thin) else
+            twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused, p.va) if isinstance(p.tile, Thin) else
                     c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b))
             self._args = (a, b, ws if ws is not None else c, c, flags, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))

@@ -1,6 +1,7 @@
 // CUDA C twins of util/sgemm_thin.py's numba kernels: SGEMM where C has few rows (THIN_ROWS) or few columns
 // (THIN_COLS), the large operand read once, coalesced, with 4-byte loads, and C with one row and B 16-byte aligned
-// (THIN_ROWS_VEC: 16-byte loads; its macros NW, VROWS, WIDE, MINB, FUSE); the same algorithms, line for line.
+// (THIN_ROWS_VEC: 16-byte loads; its macros NW, VROWS, WIDE, MINB, FUSE), and C with one column (THIN_COLS_VEC:
+// lanes along k; its macros NW, CROWS, CLOADS, VA, WIDE, MINB, FUSE); the same algorithms, line for line.
 // Macros: W (rows / columns of C a block computes), WIDE (64-bit offsets), KP (the deepest K slice: Thin.kmax),
 // SHARED_FLOATS, NW (warps a block), MINB (launch bounds' blocks an SM), FUSE (the last block of an output tile adds
 // its slices: util/splitk.cuh); THIN_COLS also R (rows a lane) and WP (a k-step's padded row of B).
@@ -257,6 +258,94 @@ gemm_rows_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
     }
 #if FUSE
     add_slices<1, 128, NT>(out, dst, flags, m, n, 0, c0);  // the tile's last block adds the slices
+#endif
+}
+#endif
+
+#ifdef THIN_COLS_VEC
+// C = A x: C's rows r0 .. r0 + NW CROWS of its one column over slice blockIdx.z of K, into out[blockIdx.z] (with FUSE,
+// the tile's last block adds the slices into dst, C); n == 1. Each warp CROWS rows, its lanes along k, CLOADS loads a row in
+// flight; VA: 16-byte loads (k % 4 == 0, A and B 16-byte aligned), else 4-byte.
+#define BMV (NW * CROWS)
+#define CL (VA ? 4 : 1)  // floats a lane loads at once
+
+// a pass's loads: B's values at q + 32 CL j into xv[j], each row's of A into av[i][j]; where not whole, those at or
+// past kend are zeros, not loaded
+__device__ __forceinline__ void load_pass(const float* __restrict__ a, const float* __restrict__ b, float (&av)[CROWS][CLOADS][CL],
+                                          float (&xv)[CLOADS][CL], const off_t_ (&pa)[CROWS], off_t_ q, off_t_ kend, bool whole) {
+    #pragma unroll
+    for (int j = 0; j < CLOADS; ++j) {
+        const off_t_ qj = q + 32 * CL * j;
+        const bool live = whole || qj < kend;
+#if VA
+        const float4 v = live ? __ldg(reinterpret_cast<const float4*>(b + qj)) : make_float4(0.f, 0.f, 0.f, 0.f);
+        xv[j][0] = v.x; xv[j][1] = v.y; xv[j][2] = v.z; xv[j][3] = v.w;
+#else
+        xv[j][0] = live ? __ldg(b + qj) : 0.0f;
+#endif
+    }
+    #pragma unroll
+    for (int i = 0; i < CROWS; ++i)
+        #pragma unroll
+        for (int j = 0; j < CLOADS; ++j) {
+            const off_t_ qj = q + 32 * CL * j;
+            const bool live = whole || qj < kend;
+#if VA
+            const float4 v = live ? __ldcs(reinterpret_cast<const float4*>(a + (pa[i] + qj))) : make_float4(0.f, 0.f, 0.f, 0.f);
+            av[i][j][0] = v.x; av[i][j][1] = v.y; av[i][j][2] = v.z; av[i][j][3] = v.w;
+#else
+            av[i][j][0] = live ? __ldcs(a + (pa[i] + qj)) : 0.0f;  // the offset first, as numba forms it
+#endif
+        }
+}
+
+__device__ __forceinline__ void fma_pass(float (&acc)[CROWS], const float (&av)[CROWS][CLOADS][CL], const float (&xv)[CLOADS][CL]) {
+    #pragma unroll
+    for (int i = 0; i < CROWS; ++i)
+        #pragma unroll
+        for (int j = 0; j < CLOADS; ++j)
+            #pragma unroll
+            for (int e = 0; e < CL; ++e) acc[i] += av[i][j][e] * xv[j][e];
+}
+
+extern "C" __global__ void __launch_bounds__(NT, MINB)
+gemm_cols_vec_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
+                float* __restrict__ dst, int* flags, int m, int n, int k, int kslice) {
+    const unsigned t = threadIdx.x, lane = t % 32, w = t / 32;
+    const off_t_ r0 = (off_t_)blockIdx.y * BMV + w * CROWS;  // this warp's rows r0, r0 + 1, ...
+    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
+    off_t_ pa[CROWS];  // offsets of this warp's rows (a row past m: the last row; not stored)
+    #pragma unroll
+    for (int i = 0; i < CROWS; ++i) pa[i] = min(r0 + i, (off_t_)m - 1) * k;
+    float acc[CROWS], av[CROWS][CLOADS][CL], xv[CLOADS][CL];
+    #pragma unroll
+    for (int i = 0; i < CROWS; ++i) acc[i] = 0.0f;
+    off_t_ q = kb + lane * CL;  // this lane's first k-step; a pass covers q + 32 CL j, j < CLOADS
+    for (; q + 32 * CL * (CLOADS - 1) < kend; q += 32 * CL * CLOADS) {  // whole passes (with VA, CL values at once: kend % 4 == 0)
+        load_pass(a, b, av, xv, pa, q, kend, true);
+        fma_pass(acc, av, xv);
+    }
+    if (q < kend) {  // the slice's last, partial pass: its loads at or past kend are zeros
+        load_pass(a, b, av, xv, pa, q, kend, false);
+        fma_pass(acc, av, xv);
+    }
+    #pragma unroll
+    for (int i = 0; i < CROWS; ++i) {  // the 32 lanes add a row's sums: each gets the same, in the same order
+        float x = acc[i];
+        x += __shfl_xor_sync(0xffffffffu, x, 16);
+        x += __shfl_xor_sync(0xffffffffu, x, 8);
+        x += __shfl_xor_sync(0xffffffffu, x, 4);
+        x += __shfl_xor_sync(0xffffffffu, x, 2);
+        x += __shfl_xor_sync(0xffffffffu, x, 1);
+        acc[i] = x;
+    }
+    #pragma unroll
+    for (int i = 0; i < CROWS; ++i) {  // lane i stores row r0 + i
+        const off_t_ row = r0 + i;
+        if (lane == (unsigned)i && row < m) out[(off_t_)blockIdx.z * m + row] = acc[i];
+    }
+#if FUSE
+    add_slices<BMV, 1, NT>(out, dst, flags, m, n, (off_t_)blockIdx.y * BMV, 0);  // the tile's last block adds them
 #endif
 }
 #endif

@@ -19,7 +19,12 @@ keep the large operand's loads coalesced and in flight:
   their sums by shuffles (xor 1, 2, 4: every lane gets the same sums, in the same order).
 
 A third, ``ROW_VEC`` (``rows/1v``), takes rows/1's place where C has one row and B's rows start 16-byte aligned: 32
-warps on 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, nothing staged.
+warps on 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, nothing staged. A
+fourth, ``COL_VEC`` (``cols/1v``), takes cols/1's place where C has one column (a matrix-vector product A x): a
+warp's lanes lie along k, so that a warp's load reads 128 (4-byte loads) or 512 (16-byte loads, where k % 4 == 0
+and both operands start 16-byte aligned) contiguous bytes of one row of A, and each line of A is read by one load,
+streamed; each warp takes COL_ROWS rows, COL_LOADS loads a row in flight, B's values through the read-only path,
+nothing staged; at the end the 32 lanes add a row's sums by shuffles (xor 16, 8, 4, 2, 1).
 
 K is split over blockIdx.z into slices of at most ``Thin.kmax`` k-steps (what the shared buffer holds); the
 slices' sums go through ``util.sgemm``'s workspace and are added by its split-K sum or, with ``fuse``, by each output
@@ -58,20 +63,20 @@ class Thin:
 
     kind: str
     W: int
-    vec: bool = False  # rows/1 only: the one-row kernel with 16-byte streamed loads of B (``ROW_VEC``)
+    vec: bool = False  # W = 1 only: the one-row (``ROW_VEC``) or one-column (``COL_VEC``) kernel, nothing staged
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if self.vec and (self.kind, self.W) != ("rows", 1):
-            raise ValueError(f"vec is the one-row kernel's (rows/1), not {self.kind}/{self.W}'s")
+        if self.vec and self.W != 1:
+            raise ValueError(f"vec is the one-row or one-column kernel's (rows/1, cols/1), not {self.kind}/{self.W}'s")
         if self.W not in WIDTHS:
             raise ValueError(f"W must be one of {WIDTHS}, got {self.W!r}")
 
     @property
     def NT(self) -> int:
-        """Threads a block: NW warps (``vec``: VEC_WARPS)."""
-        return 32 * (VEC_WARPS if self.vec else NW)
+        """Threads a block: NW warps (ROW_VEC: VEC_WARPS; COL_VEC: COL_WARPS)."""
+        return 32 * ((VEC_WARPS if self.kind == "rows" else COL_WARPS) if self.vec else NW)
 
     @property
     def MINB(self) -> int:
@@ -91,6 +96,8 @@ class Thin:
 
     @property
     def BM(self) -> int:
+        if self.kind == "cols" and self.vec:
+            return COL_WARPS * COL_ROWS
         return self.W if self.kind == "rows" else 4 * NW * self.R
 
     @property
@@ -99,7 +106,10 @@ class Thin:
 
     @property
     def BK(self) -> int:
-        """K slices are whole multiples of this: a group of 4 k-steps (rows), a pass of 32 (cols)."""
+        """K slices are whole multiples of this: a group of 4 k-steps (rows), a pass of 32 (cols); COL_VEC, a
+        warp's 16-byte loads of a row (128: slices start 16-byte aligned)."""
+        if self.kind == "cols" and self.vec:
+            return 128
         return 4 if self.kind == "rows" else 32
 
     @property
@@ -122,9 +132,9 @@ class Thin:
         """The shallowest K slice ``plan`` gives it when K allows more than one: ``rows``, two groups of 4 k-steps
         a warp (in a slice of 4 k-steps three of the four warps have nothing to load; at 27 x 1138 x 448, rows/16, a
         slice of 12 k-steps ran at 83% of cuBLAS and one of 32 at 114%, H100, docs/notes.md); ``cols``, one pass;
-        ``vec``, VEC_SLICE_PASSES passes of every warp."""
+        ROW_VEC, VEC_SLICE_PASSES passes of every warp; COL_VEC, one pass of a warp's 16-byte loads."""
         if self.vec:
-            return VEC_SLICE_PASSES * VEC_ROWS * VEC_WARPS
+            return VEC_SLICE_PASSES * VEC_ROWS * VEC_WARPS if self.kind == "rows" else COL_LOADS * self.BK
         return 8 * NW if self.kind == "rows" else self.BK
 
     @property
@@ -132,14 +142,16 @@ class Thin:
         """The block's shared buffer: the small operand's slice; for ``rows`` then warps 1..3's sums (``vec``: the
         warps' sums only)."""
         if self.vec:
-            return VEC_WARPS * 128
+            return VEC_WARPS * 128 if self.kind == "rows" else 0
         if self.kind == "rows":
             return max(self.W * self.kmax, (NW - 1) * self.W * 128)
         return self.kmax * self.WP
 
     @property
     def ffma(self) -> int:
-        """FFMA a thread does per k-step."""
+        """FFMA a thread does per k-step (COL_VEC: per value of B it loads)."""
+        if self.kind == "cols" and self.vec:
+            return COL_ROWS
         return 4 * self.W if self.kind == "rows" else self.R * self.W
 
     @property
@@ -150,7 +162,7 @@ class Thin:
 # Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "The thin kernels timed", "Streamed
 # loads of the large operand")
 _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
-         "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1}
+         "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1, "cols/1v": 6}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
 # The one-row kernel for B whose rows start 16-byte aligned (n % 4 == 0, B aligned): a block of VEC_WARPS warps on
 # 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, each warp VEC_ROWS rows of B in
@@ -165,6 +177,13 @@ VEC_ROWS = 4
 # 105.6% at four; docs/notes.md)
 VEC_SLICE_PASSES = 16
 ROW_VEC = Thin("rows", 1, vec=True)
+# The one-column kernel (C = A x): a block of COL_WARPS warps, each on COL_ROWS rows of A with its lanes along k,
+# COL_LOADS loads a row in flight (a prototype's sweep, H200, docs/notes.md: 2 rows x 4 loads was the best or within
+# a few % of it on 10 one-column shapes, where 4 x 4 and 4 x 8 / 4 x 2 were not)
+COL_WARPS = 4
+COL_ROWS = 2
+COL_LOADS = 4
+COL_VEC = Thin("cols", 1, vec=True)
 
 
 def thin_for(m: int, n: int, kind: str) -> Thin:
@@ -177,15 +196,23 @@ def thin_for(m: int, n: int, kind: str) -> Thin:
 # ---- numba ----------------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: bool = False):
+def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: bool = False, va: bool = False):
     """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major)
     arrays, with the signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C
     itself when there is one). ``wide``: 64-bit offsets. ``fuse``: with several slices, the last block of each
     output tile adds them into ``dst`` (C), counting the tile's blocks in ``flags`` (``util.splitk``); without it
     ``dst`` and ``flags`` are not read. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no
-    alignment of shared arrays)."""
+    alignment of shared arrays). ``va``: COL_VEC only, 16-byte loads (k % 4 == 0, both operands 16-byte aligned)."""
+    _check_va(thin, va)
+    if thin == COL_VEC:
+        return _cols_vec(thin, bool(wide), bool(fuse), bool(va))
     build = _rows_vec if thin.vec else _rows if thin.kind == "rows" else _cols
     return build(thin, bool(wide), simulator, bool(fuse))
+
+
+def _check_va(thin: Thin, va: bool) -> None:
+    if va and thin != COL_VEC:
+        raise ValueError(f"va (16-byte loads of A) is COL_VEC's ({COL_VEC.name}) option, not {thin.name}'s")
 
 
 def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
@@ -457,13 +484,111 @@ def _cols(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
 
+def _cols_vec(thin: Thin, wide: bool, fuse: bool, va: bool):
+    from numba import float32, int32, int64, uint32
+
+    from .intrinsics import add_nsw, at_cs, at_nc, ldg128_cs_at, ldg128_nc_at, mul_nsw, nonneg, shfl_xor
+    from .splitk import add_slices
+
+    NT, BM, RW, U = thin.NT, thin.BM, COL_ROWS, COL_LOADS
+    L = 4 if va else 1  # floats a lane loads at once
+    PASS = 32 * L * U  # k-steps a warp's pass covers
+    OFF = int64 if wide else int32
+    add_tile = add_slices(BM, 1, NT)
+
+    @cuda.jit(device=True)
+    def load(a, b, av, xv, pa, q, kend, whole):
+        """A pass's loads: B's values at q + 32 L j (L of them each) into xv[j], each row's of A into av[i, j];
+        where not ``whole``, those at or past kend are zeros, not loaded."""
+        for j in range(U):
+            qj = add_nsw(q, OFF(32 * L * j))
+            live = whole or qj < kend
+            if va:
+                if live:
+                    xv[j, 0], xv[j, 1], xv[j, 2], xv[j, 3] = ldg128_nc_at(b, qj)
+                else:
+                    for e in range(L):
+                        xv[j, e] = float32(0.0)
+            else:
+                xv[j, 0] = at_nc(b, qj) if live else float32(0.0)
+        for i in range(RW):
+            for j in range(U):
+                qj = add_nsw(q, OFF(32 * L * j))
+                live = whole or qj < kend
+                if va:
+                    if live:
+                        av[i, j, 0], av[i, j, 1], av[i, j, 2], av[i, j, 3] = ldg128_cs_at(a, add_nsw(pa[i], qj))
+                    else:
+                        for e in range(L):
+                            av[i, j, e] = float32(0.0)
+                else:
+                    av[i, j, 0] = at_cs(a, add_nsw(pa[i], qj)) if live else float32(0.0)
+
+    @cuda.jit(device=True)
+    def fma(acc, av, xv):
+        for i in range(RW):
+            for j in range(U):
+                for e in range(L):
+                    acc[i] += av[i, j, e] * xv[j, e]
+
+    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+        """C's rows r0 .. r0 + BM of its one column over slice blockIdx.z of K, into out[blockIdx.z] (with ``fuse``,
+        the tile's last block adds the slices into dst, C). n == 1; with ``va``, k % 4 == 0 and A, B 16-byte
+        aligned."""
+        t = uint32(cuda.threadIdx.x)
+        lane = t % uint32(32)
+        w = t // uint32(32)
+        mm = OFF(m)
+        kk = OFF(k)
+        r0 = add_nsw(mul_nsw(OFF(cuda.blockIdx.y), OFF(BM)), OFF(w * uint32(RW)))  # this warp's rows r0, r0 + 1, ...
+        kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
+        kend = min(add_nsw(kb, OFF(kslice)), kk)
+        pa = cuda.local.array(RW, OFF)  # offsets of this warp's rows (a row past m: the last row; not stored)
+        for i in range(RW):
+            pa[i] = mul_nsw(min(add_nsw(r0, OFF(i)), add_nsw(mm, OFF(-1))), kk)
+        acc = cuda.local.array(RW, float32)
+        for i in range(RW):
+            acc[i] = float32(0.0)
+        xv = cuda.local.array((U, L), float32)
+        av = cuda.local.array((RW, U, L), float32)
+        q = add_nsw(kb, OFF(lane * uint32(L)))  # this lane's first k-step; a pass covers q + 32 L j, j < U
+        while add_nsw(q, OFF(32 * L * (U - 1))) < kend:  # whole passes (with va, L values at once: kend % 4 == 0)
+            load(a, b, av, xv, pa, q, kend, True)
+            fma(acc, av, xv)
+            q = add_nsw(q, OFF(PASS))
+        if q < kend:  # the slice's last, partial pass: its loads at or past kend are zeros
+            load(a, b, av, xv, pa, q, kend, False)
+            fma(acc, av, xv)
+        for i in range(RW):  # the 32 lanes add a row's sums: each gets the same, in the same order
+            x = acc[i]
+            x += shfl_xor(x, 16)
+            x += shfl_xor(x, 8)
+            x += shfl_xor(x, 4)
+            x += shfl_xor(x, 2)
+            x += shfl_xor(x, 1)
+            acc[i] = x
+        for i in range(RW):  # lane i stores row r0 + i
+            row = add_nsw(r0, OFF(i))
+            if lane == uint32(i) and row < mm:
+                out[nonneg(add_nsw(mul_nsw(OFF(cuda.blockIdx.z), mm), row))] = acc[i]
+        if fuse:
+            add_tile(out, dst, flags, m, n, mul_nsw(OFF(cuda.blockIdx.y), OFF(BM)), OFF(0))
+
+    return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
+
+
 # ---- the C twin ------------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def c_twin(thin: Thin, wide: bool, fuse: bool = False):
-    """The C twin of ``numba_kernel(thin, wide, fuse=fuse)``: util/sgemm_thin.cu with that kernel's macros."""
+def c_twin(thin: Thin, wide: bool, fuse: bool = False, va: bool = False):
+    """The C twin of ``numba_kernel(thin, wide, fuse=fuse, va=va)``: util/sgemm_thin.cu with that kernel's macros."""
     from .cuda_c import CudaC
 
+    _check_va(thin, va)
+    if thin == COL_VEC:
+        options = ["-DTHIN_COLS_VEC=1", f"-DWIDE={int(bool(wide))}", f"-DNW={COL_WARPS}", f"-DCROWS={COL_ROWS}",
+                   f"-DCLOADS={COL_LOADS}", f"-DVA={int(bool(va))}", f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
+        return CudaC.from_file(TWIN_SOURCE, "gemm_cols_vec_c", options=options)
     if thin.vec:
         options = ["-DTHIN_ROWS_VEC=1", f"-DWIDE={int(bool(wide))}", f"-DNW={VEC_WARPS}", f"-DVROWS={VEC_ROWS}",
                    f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
