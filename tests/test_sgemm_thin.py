@@ -71,7 +71,7 @@ def test_who_adds_the_slices():
     assert S.plan(1, 2048, 8192, sms=132).fused                     # ROW_VEC, 4 slices
     assert not S.plan(4, 8192, 8192, sms=132).fused                 # rows/4
     assert S.plan(15806, 8, 313, sms=132).fused                     # cols/8, 2 slices
-    assert S.plan(391, 1, 14450, sms=132).fused                     # COL_VEC, 17 slices: 2 rounds of 16
+    assert S.plan(391, 1, 14450, sms=132).fused                     # COL_VEC, 9 slices: one round
     assert not S.plan(512, 512, 512, sms=132).fused                 # a tile
     assert not S.plan(1, 300, 30, sms=132).fused                    # one slice: nothing to add
     assert S.plan(4, 8192, 8192, sms=132, fuse=True).fused          # forced

@@ -290,7 +290,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     ``tile`` may also force one of ``THINS``, with or without ``splits``. Where C has one row and B's rows start
     16-byte aligned (n % 4 == 0 and ``aligned``), ``ROW_VEC`` (16-byte loads of B) takes rows/1's place; where C has
     one column, ``COL_VEC`` takes cols/1's (16-byte loads of A where k % 4 == 0 and both operands start 16-byte
-    aligned: ``va``); each with its own ``THIN_WAVES_VEC``.
+    aligned: ``va``), both with their own ``THIN_WAVES_VEC``.
     With several slices, who adds them (``fuse_choice``; ``fuse`` forces it): for the thin kernels of
     ``FUSED_KINDS``, each output tile's last block, where that takes at most ``FUSE_ROUNDS`` rounds of loads; else
     a second kernel.
@@ -388,9 +388,9 @@ THIN_WAVES = {"rows": 1.0, "cols": 0.5}
 # ROW_VEC's slices (no shallower than its kmin) aim at half a wave of its one 32-warp block an SM: each block keeps
 # 64 KB of B in flight (1 x 8192 x 1024: 64 blocks, one slice, 105.1% of cuBLAS; 1 x 2048 x 8192: 4 slices of 16
 # blocks 105.6%; H200, docs/notes.md)
-# COL_VEC's aim at one wave of its MINB blocks an SM (a prototype's sweep of 0.5, 1 and 2 waves on 10 one-column
-# shapes, H200, docs/notes.md)
-THIN_WAVES_VEC = {"rows/1v": 0.5, "cols/1v": 1.0}
+# COL_VEC's too (16 one-column shapes drawn at random, each at the slices of 0.25-3 waves, H200: geomean 114.4% of
+# cuBLAS at 0.25, 114.2% at 0.5, 113.6% at 1, 112.7% at 3; docs/notes.md)
+THIN_WAVES_VEC = 0.5
 
 
 def thin_choice(m: int, n: int, k: int) -> Thin | None:
@@ -418,7 +418,7 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
     ``waves`` (default ``THIN_WAVES[thin.kind]``) of a wave of ``minb`` (default ``thin.MINB``) blocks an SM on
     ``sms`` SMs, or the most there are (K must take some)."""
     blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
-    default = THIN_WAVES_VEC[thin.name] if thin.vec else THIN_WAVES[thin.kind]
+    default = THIN_WAVES_VEC if thin.vec else THIN_WAVES[thin.kind]
     target = (default if waves is None else waves) * (thin.MINB if minb is None else minb) * sms
     quanta = cdiv(k, thin.BK)
     valid = [s for s in thin_slice_counts(k, thin) if s == 1 or cdiv(quanta, s) * thin.BK >= thin.kmin]
