@@ -289,8 +289,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
     ``tile`` may also force one of ``THINS``, with or without ``splits``. Where C has one row and B's rows start
     16-byte aligned (n % 4 == 0 and ``aligned``), ``ROW_VEC`` (16-byte loads of B) takes rows/1's place; where C has
-    one column, ``COL_VEC`` takes cols/1's (16-byte loads of A where k % 4 == 0 and both operands start 16-byte
-    aligned: ``va``), both with their own ``THIN_WAVES_VEC``.
+    one column, ``COL_VEC`` takes cols/1's (16-byte loads of both operands where k % 4 == 0 and both start 16-byte
+    aligned: ``va`` and ``vb``), both with their own ``THIN_WAVES_VEC``.
     With several slices, who adds them (``fuse_choice``; ``fuse`` forces it): for the thin kernels of
     ``FUSED_KINDS``, each output tile's last block, where that takes at most ``FUSE_ROUNDS`` rounds of loads; else
     a second kernel.
@@ -428,8 +428,8 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
 def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None,
                reason: str, aligned: tuple[bool, bool]) -> Plan:
     """plan() for a Thin kernel (forced, or ``thin_choice``'s when ``splits`` is None and the caller did not force
-    one): slices that leave none empty and none deeper than ``thin.kmax``; COL_VEC's 16-byte loads (``va``) where
-    k % 4 == 0 and both operands start 16-byte aligned."""
+    one): slices that leave none empty and none deeper than ``thin.kmax``; COL_VEC's 16-byte loads of both operands
+    (``va`` and ``vb``: A's rows and B, a vector of k floats) where k % 4 == 0 and both start 16-byte aligned."""
     quanta = cdiv(k, thin.BK)
     valid = thin_slice_counts(k, thin)
     if not valid:
@@ -448,9 +448,9 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
                  else sgemm_thin.COL_LOADS * thin.BK)
     big = max(m * k + past, (k + past) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
-    va = thin == COL_VEC and k % 4 == 0 and aligned[0] and aligned[1]
-    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}" + (", 16-byte loads" if va else "")
-    return Plan(m, n, k, splits, kslice, va, False, wide, thin, why)
+    vec = thin == COL_VEC and k % 4 == 0 and aligned[0] and aligned[1]  # both operands' loads 16-byte
+    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}" + (", 16-byte loads" if vec else "")
+    return Plan(m, n, k, splits, kslice, vec, vec or thin == ROW_VEC, wide, thin, why)  # ROW_VEC: B's 16-byte
 
 
 # ---- numba ----------------------------------------------------------------------------------------------------

@@ -202,7 +202,8 @@ def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: b
     itself when there is one). ``wide``: 64-bit offsets. ``fuse``: with several slices, the last block of each
     output tile adds them into ``dst`` (C), counting the tile's blocks in ``flags`` (``util.splitk``); without it
     ``dst`` and ``flags`` are not read. ``simulator``: as for util.sgemm.numba_kernel (the simulator takes no
-    alignment of shared arrays). ``va``: COL_VEC only, 16-byte loads (k % 4 == 0, both operands 16-byte aligned)."""
+    alignment of shared arrays). ``va``: COL_VEC only, 16-byte loads of both operands (k % 4 == 0, both 16-byte
+    aligned; the plan's ``va`` and ``vb``)."""
     _check_va(thin, va)
     if thin == COL_VEC:
         return _cols_vec(thin, bool(wide), bool(fuse), bool(va))
@@ -212,7 +213,7 @@ def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: b
 
 def _check_va(thin: Thin, va: bool) -> None:
     if va and thin != COL_VEC:
-        raise ValueError(f"va (16-byte loads of A) is COL_VEC's ({COL_VEC.name}) option, not {thin.name}'s")
+        raise ValueError(f"va (16-byte loads) is COL_VEC's ({COL_VEC.name}) option, not {thin.name}'s")
 
 
 def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
