@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(not util.SIMULATED, reason="small sizes for numb
     ((1, 4, 9), T.ROW_VEC, {}),                            # n = 4: every lane clamped to the same 4 columns
     ((1, 260, 700), T.ROW_VEC, {"splits": 2, "fuse": True}),             # the tiles' last blocks add the slices
     ((1, 132, 600), T.ROW_VEC, {"splits": 3, "fuse": False, "wide": True}),  # the second kernel; 64-bit
-    ((70, 1, 45), T.COL_VEC, {}),                          # one column, 4-byte loads: a partial pass, a row block past m
+    ((70, 1, 45), T.COL_VEC, {}),                          # one column, 4-byte loads, a partial pass, edge rows
     ((3, 1, 3), T.COL_VEC, {}),                            # m < the block's rows, k < a warp's lanes
     ((20, 1, 4), T.COL_VEC, {"va": True}),                 # 16-byte loads: one lane's 4 values, the rest zeros
     ((9, 1, 1030), T.COL_VEC, {"splits": 3, "fused": True}),            # the tiles' last blocks add the slices

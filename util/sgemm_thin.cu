@@ -263,16 +263,17 @@ gemm_rows_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
 #endif
 
 #ifdef THIN_COLS_VEC
-// C = A x: C's rows r0 .. r0 + NW CROWS of its one column over slice blockIdx.z of K, into out[blockIdx.z] (with FUSE,
-// the tile's last block adds the slices into dst, C); n == 1. Each warp CROWS rows, its lanes along k, CLOADS loads a row in
-// flight; VA: 16-byte loads (k % 4 == 0, A and B 16-byte aligned), else 4-byte.
+// C = A x: C's rows r0 .. r0 + NW CROWS of its one column over slice blockIdx.z of K, into out[blockIdx.z] (with
+// FUSE, the tile's last block adds the slices into dst, C); n == 1. Each warp CROWS rows, its lanes along k, CLOADS
+// loads a row in flight; VA: 16-byte loads (k % 4 == 0, A and B 16-byte aligned), else 4-byte.
 #define BMV (NW * CROWS)
 #define CL (VA ? 4 : 1)  // floats a lane loads at once
 
 // a pass's loads: B's values at q + 32 CL j into xv[j], each row's of A into av[i][j]; where not whole, those at or
 // past kend are zeros, not loaded
-__device__ __forceinline__ void load_pass(const float* __restrict__ a, const float* __restrict__ b, float (&av)[CROWS][CLOADS][CL],
-                                          float (&xv)[CLOADS][CL], const off_t_ (&pa)[CROWS], off_t_ q, off_t_ kend, bool whole) {
+__device__ __forceinline__ void load_pass(const float* __restrict__ a, const float* __restrict__ b,
+                                          float (&av)[CROWS][CLOADS][CL], float (&xv)[CLOADS][CL],
+                                          const off_t_ (&pa)[CROWS], off_t_ q, off_t_ kend, bool whole) {
     #pragma unroll
     for (int j = 0; j < CLOADS; ++j) {
         const off_t_ qj = q + 32 * CL * j;
@@ -291,7 +292,8 @@ __device__ __forceinline__ void load_pass(const float* __restrict__ a, const flo
             const off_t_ qj = q + 32 * CL * j;
             const bool live = whole || qj < kend;
 #if VA
-            const float4 v = live ? __ldcs(reinterpret_cast<const float4*>(a + (pa[i] + qj))) : make_float4(0.f, 0.f, 0.f, 0.f);
+            const float4 v = live ? __ldcs(reinterpret_cast<const float4*>(a + (pa[i] + qj)))
+                                  : make_float4(0.f, 0.f, 0.f, 0.f);
             av[i][j][0] = v.x; av[i][j][1] = v.y; av[i][j][2] = v.z; av[i][j][3] = v.w;
 #else
             av[i][j][0] = live ? __ldcs(a + (pa[i] + qj)) : 0.0f;  // the offset first, as numba forms it
@@ -299,7 +301,8 @@ __device__ __forceinline__ void load_pass(const float* __restrict__ a, const flo
         }
 }
 
-__device__ __forceinline__ void fma_pass(float (&acc)[CROWS], const float (&av)[CROWS][CLOADS][CL], const float (&xv)[CLOADS][CL]) {
+__device__ __forceinline__ void fma_pass(float (&acc)[CROWS], const float (&av)[CROWS][CLOADS][CL],
+                                         const float (&xv)[CLOADS][CL]) {
     #pragma unroll
     for (int i = 0; i < CROWS; ++i)
         #pragma unroll
@@ -321,7 +324,8 @@ gemm_cols_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
     #pragma unroll
     for (int i = 0; i < CROWS; ++i) acc[i] = 0.0f;
     off_t_ q = kb + lane * CL;  // this lane's first k-step; a pass covers q + 32 CL j, j < CLOADS
-    for (; q + 32 * CL * (CLOADS - 1) < kend; q += 32 * CL * CLOADS) {  // whole passes (with VA, CL values at once: kend % 4 == 0)
+    // whole passes (with VA, CL values at once: kend % 4 == 0)
+    for (; q + 32 * CL * (CLOADS - 1) < kend; q += 32 * CL * CLOADS) {
         load_pass(a, b, av, xv, pa, q, kend, true);
         fma_pass(acc, av, xv);
     }
