@@ -109,6 +109,10 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         p = S.plan(*shape, sms=132, aligned=aligned)
         assert (p.tile, p.va, p.vb) == (T.COL_VEC, va, va), (shape, aligned, p)
     assert S.plan(4096, 1, 4096, sms=132, tile=T.Thin("cols", 1)).tile.name == "cols/1"  # forced: the staged kernel
+    # more rows than COL_VEC's blocks of 8 put in the grid (gridDim.y <= 65535): cols/1's blocks of 128
+    assert S.plan(8 * S.MAX_GRID_Y, 1, 64, sms=132).tile == T.COL_VEC
+    p = S.plan(8 * S.MAX_GRID_Y + 1, 1, 64, sms=132)
+    assert p.tile.name == "cols/1" and p.grid[1] <= S.MAX_GRID_Y, p
     with pytest.raises(ValueError, match="COL_VEC .* takes C with one column; got n = 2: use Thin"):
         S.plan(64, 2, 64, tile=T.COL_VEC)
     with pytest.raises(ValueError, match="va .* is COL_VEC's"):

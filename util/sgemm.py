@@ -320,8 +320,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
     if few == Thin("rows", 1) and n % 4 == 0 and aligned[1]:
         few = ROW_VEC  # one row, B's rows 16-byte aligned: 16-byte loads
-    if few == Thin("cols", 1):
-        few = COL_VEC  # one column: lanes along k
+    if few == Thin("cols", 1) and cdiv(m, COL_VEC.BM) <= MAX_GRID_Y:
+        few = COL_VEC  # one column: lanes along k (its blocks of 8 rows fit the grid up to 524,280 rows; cols/1 beyond)
     if few is not None:
         return _fused(_thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}",
                                  aligned), fuse)
