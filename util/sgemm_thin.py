@@ -178,8 +178,9 @@ VEC_ROWS = 4
 VEC_SLICE_PASSES = 16
 ROW_VEC = Thin("rows", 1, vec=True)
 # The one-column kernel (C = A x): a block of COL_WARPS warps, each on COL_ROWS rows of A with its lanes along k,
-# COL_LOADS loads a row in flight (a prototype's sweep, H200, docs/notes.md: 2 rows x 4 loads was the best or within
-# a few % of it on 10 one-column shapes, where 4 x 4 and 4 x 8 / 4 x 2 were not)
+# COL_LOADS loads a row in flight (a prototype's sweep of 2 x 4, 4 x 4 and 4 x 8 (4 x 2 with 16-byte loads) on 10
+# one-column shapes, H200, docs/notes.md: 2 x 4 the fastest on 8, 0.96x the fastest at 3000 x 1 x 3000 and 0.84x at
+# 100000 x 1 x 100, where K is shorter than a pass and the prototype took its tail element by element)
 COL_WARPS = 4
 COL_ROWS = 2
 COL_LOADS = 4
