@@ -442,11 +442,8 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
                          f"quanta, at most {thin.kmax} deep, none empty, make one of {valid}")
     splits = int(splits)
     kslice = cdiv(quanta, splits) * thin.BK
-    # the largest offset formed (loaded or not): A's and B's staged and walking offsets end within kmax + 32 steps
-    # past k (ROW_VEC's and COL_VEC's, which stage nothing, within a pass of their warps), the workspace
-    past = 32 + (thin.kmax if not thin.vec else sgemm_thin.VEC_ROWS * sgemm_thin.VEC_WARPS if thin.kind == "rows"
-                 else sgemm_thin.COL_LOADS * thin.BK)
-    big = max(m * k + past, (k + past) * n, splits * m * n if splits > 1 else 0)
+    # the largest offset formed (loaded or not): A's and B's offsets end within thin.reach k-steps past k; the workspace
+    big = max(m * k + thin.reach, (k + thin.reach) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
     vec = thin == COL_VEC and k % 4 == 0 and aligned[0] and aligned[1]  # both operands' loads 16-byte
     why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}" + (", 16-byte loads" if vec else "")

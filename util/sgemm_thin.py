@@ -138,6 +138,15 @@ class Thin:
         return 8 * NW if self.kind == "rows" else self.BK
 
     @property
+    def reach(self) -> int:
+        """How many k-steps past k the kernel's offsets may run, loaded or not (``plan`` sizes its offsets by it):
+        the staged slice's kmax and 32 more; ROW_VEC and COL_VEC, which stage nothing, a pass of their warps and 32
+        more."""
+        if not self.vec:
+            return self.kmax + 32
+        return 32 + (VEC_ROWS * VEC_WARPS if self.kind == "rows" else COL_LOADS * self.BK)
+
+    @property
     def shared_floats(self) -> int:
         """The block's shared buffer: the small operand's slice; for ``rows`` then warps 1..3's sums (``vec``: the
         warps' sums only)."""
