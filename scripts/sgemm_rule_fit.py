@@ -24,6 +24,10 @@ import time
 from pathlib import Path
 
 SEED, COUNT = 16, 96
+# A second family drawn the same way from a seed of its own, N and K then rounded up to a multiple of 4, so that
+# both operands take 16-byte loads: a log-uniform draw gives that about once in 16, and the kernels' relative speeds
+# differ with the loads (the first 96 held 5 such shapes)
+ALIGNED_SEED, ALIGNED_COUNT = 17, 48
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 GRID = {  # the fitted constants' candidates
     "block_overhead_tiles": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0),
@@ -34,15 +38,22 @@ GRID = {  # the fitted constants' candidates
 RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
 
 
-def shapes() -> list[tuple[int, int, int]]:
-    """COUNT random shapes: m and n log-uniform in 64..8192, k in 128..16384, at most 2^33 multiply-adds."""
-    rng = random.Random(SEED)
+def _draw(seed: int, count: int, aligned: bool) -> list[tuple[int, int, int]]:
+    rng = random.Random(seed)
     out = []
-    while len(out) < COUNT:
+    while len(out) < count:
         m, n, k = (int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(7, 14)))
+        if aligned:
+            n, k = -(-n // 4) * 4, -(-k // 4) * 4
         if m * n * k <= 2**33:
             out.append((m, n, k))
     return out
+
+
+def shapes() -> list[tuple[int, int, int]]:
+    """COUNT random shapes: m and n log-uniform in 64..8192, k in 128..16384, at most 2^33 multiply-adds; then
+    ALIGNED_COUNT more from ALIGNED_SEED, with n and k rounded up to a multiple of 4."""
+    return _draw(SEED, COUNT, False) + _draw(ALIGNED_SEED, ALIGNED_COUNT, True)
 
 
 def options(S, m: int, n: int, k: int, sms: int) -> list[tuple[str, int]]:
@@ -67,7 +78,8 @@ def measure(runs: int) -> None:
     sms = S._sms()
     tiles = {t.name: t for t in S.TILES}
     record, t0 = [], time.perf_counter()
-    for i, (m, n, k) in enumerate(shapes()):
+    todo = shapes()
+    for i, (m, n, k) in enumerate(todo):
         reg = Registry()
         opts = options(S, m, n, k, sms)
         for name, s in opts:
@@ -80,7 +92,7 @@ def measure(runs: int) -> None:
         us = {f"{name} s={s}": round(tab[f"{name} s={s}"].median * 1e6, 2) for name, s in opts}
         best = min(us, key=us.get)
         record.append({"shape": [m, n, k], "cublas_us": round(tab[tab.baseline].median * 1e6, 2), "us": us})
-        print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{COUNT} {m}x{n}x{k}: {len(us)} choices, fastest {best} "
+        print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{len(todo)} {m}x{n}x{k}: {len(us)} choices, fastest {best} "
               f"{us[best]:.1f} us ({100 * record[-1]['cublas_us'] / us[best]:.0f}% of cuBLAS)", flush=True)
     RECORD.write_text(json.dumps({
         "about": "util.sgemm's forced choices (tile, slices) timed on random shapes (scripts/sgemm_rule_fit.py); "
@@ -145,6 +157,8 @@ def main() -> None:
     print("util.sgemm.COST:", {name: getattr(S.COST, name) for name in GRID})
     print(report("fitted", losses(S, fitted, record, sms)))
     print(report("util.sgemm.COST", losses(S, S.COST, record, sms)))
+    for label, part in (("the first family", record[:COUNT]), ("the aligned family", record[COUNT:])):
+        print(report(f"util.sgemm.COST on {label} ({len(part)})", losses(S, S.COST, part, sms)))
     halves = (record[0::2], record[1::2])
     for i, (train, test) in enumerate((halves, halves[::-1])):
         held = fit(S, train, sms)

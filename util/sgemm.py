@@ -226,11 +226,11 @@ class CostModel:
     rate at which split slices are written and read back; ``second_launch_s``: the cost of the sum's launch;
     ``operand_bytes_per_s``: the rate at which the blocks read their panels of A and B (an output tile reads
     BM + BN rows of K, mostly from L2: a smaller tile reads more for the same FMAs). The last four are fitted
-    (``scripts/sgemm_rule_fit.py``, on a grid) to the times of every choice on 96 random shapes recorded in
-    util/sgemm_rule_fit.json (H200); the fit puts the block's fixed cost at zero, the grid's lower edge."""
+    (``scripts/sgemm_rule_fit.py``, on a grid) to the times of every choice on 144 random shapes recorded in
+    util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4, 16-byte loads of both operands)."""
 
     tile_seconds: float = 1.03e-6
-    block_overhead_tiles: float = 0.0
+    block_overhead_tiles: float = 1.0
     workspace_bytes_per_s: float = 1e12
     second_launch_s: float = 0.0
     operand_bytes_per_s: float = 16e12
@@ -779,10 +779,21 @@ def splitk_sum(ws, c, mn, splits):
             s += v3
             j += uint64(4) * umn
             z = uint32(z + uint32(4))
-        while z < nz:
-            j += umn
-            s += at_nc(ws, int64(j))
-            z = uint32(z + uint32(1))
+        left = uint32(nz - z)  # the last 3 or fewer: their loads first, as the twin's unrolled remainder
+        if left == uint32(3):
+            v0 = at_nc(ws, int64(j + umn))
+            v1 = at_nc(ws, int64(j + uint64(2) * umn))
+            v2 = at_nc(ws, int64(j + uint64(3) * umn))
+            s += v0
+            s += v1
+            s += v2
+        elif left == uint32(2):
+            v0 = at_nc(ws, int64(j + umn))
+            v1 = at_nc(ws, int64(j + uint64(2) * umn))
+            s += v0
+            s += v1
+        elif left == uint32(1):
+            s += at_nc(ws, int64(j + umn))
         c[i] = s
         i += stride
 
