@@ -749,11 +749,12 @@ def splitk_sum(ws, c, mn, splits):
     faster than ``ws[z * mn + i]``; a 32-bit slice counter, each sum of two wrapped in uint32 (numba types
     uint32 + uint32 as 64-bit: unwrapped, the kernel was 984 instructions against the twin's 424; 592 wrapped).
     ``range(1, splits)`` over int64 kept ~5 integer instructions a load for its overflow-safe trip count. The
-    twin's loop is unrolled 16 times by NVVM, then 8, then 4, then one by one, with each pass's loads issued
+    twin's loop is unrolled 16 times by NVVM, then 8, then 4, then the last 1-3, with each pass's loads issued
     before its adds; this sum does the same passes, each pass's loads written first so that all are in flight. (With
     8 loads a pass at most, numba's sum took 1.32-1.53x the twin's time at 42-97 slices: 8 loads in flight where the
-    twin has 16; one by one, 7 slices took 1.13x; docs/notes.md.) Passes of 8 predicated loads (-0.0 past the last
-    slice) took 1.19-1.25x the twin's time at 3-13 slices (docs/notes.md)."""
+    twin has 16; one by one, 7 slices took 1.13x; the last 1-3 in a loop of one load and one add, 1.03-1.09x at 3-4
+    slices, written out 0.90-0.97x; docs/notes.md.) Passes of 8 predicated loads (-0.0 past the last slice) took
+    1.19-1.25x the twin's time at 3-13 slices (docs/notes.md)."""
     i = uint64(cuda.grid(1))
     stride = uint64(cuda.gridsize(1))
     umn = uint64(mn)
