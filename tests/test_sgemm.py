@@ -185,7 +185,7 @@ def test_the_sums_read_the_workspace_as_their_twins_do(name, vec, lanes):
     as the twin's ``const float* __restrict__``), as many 16-byte loads where the twin's are 16 bytes, and no more
     than 1.75x the twin's instructions (with the slice counters' arithmetic widened to 64 bits, as numba types
     uint32 + uint32, numba's splitk_sum8 took 464 against 200, splitk_sum 984 against 424; with a loop for its last
-    slices, into each path of which NVVM copied the passes of 16 and 8 loads, splitk_sum took 720; 392 now)."""
+    slices, into each path of which NVVM copied the passes of 16 and 8 loads, splitk_sum took 720; 248 now)."""
     from numba import float32, int64
 
     numba_ = analyze(cubin_from_ptx(numba_ptx(getattr(S, name), (float32[::1], float32[::1], int64, int64))))

@@ -738,7 +738,7 @@ def _sum_pass(count: int):
     return add
 
 
-_sum_pass16, _sum_pass8 = _sum_pass(16), _sum_pass(8)
+_sum_pass16, _sum_pass8, _sum_pass3, _sum_pass2, _sum_pass1 = (_sum_pass(count) for count in (16, 8, 3, 2, 1))
 
 
 @cuda.jit
@@ -782,19 +782,11 @@ def splitk_sum(ws, c, mn, splits):
             z = uint32(z + uint32(4))
         left = uint32(nz - z)  # the last 3 or fewer: their loads first, as the twin's unrolled remainder
         if left == uint32(3):
-            v0 = at_nc(ws, int64(j + umn))
-            v1 = at_nc(ws, int64(j + uint64(2) * umn))
-            v2 = at_nc(ws, int64(j + uint64(3) * umn))
-            s += v0
-            s += v1
-            s += v2
+            s, j = _sum_pass3(ws, s, j, umn)
         elif left == uint32(2):
-            v0 = at_nc(ws, int64(j + umn))
-            v1 = at_nc(ws, int64(j + uint64(2) * umn))
-            s += v0
-            s += v1
+            s, j = _sum_pass2(ws, s, j, umn)
         elif left == uint32(1):
-            s += at_nc(ws, int64(j + umn))
+            s, j = _sum_pass1(ws, s, j, umn)
         c[i] = s
         i += stride
 
