@@ -34,7 +34,7 @@ here because importing ``util`` imports numba, which this process does not need)
 ``--in-place`` writes each executed notebook that succeeded back over its source; it is refused under the
 simulator (committed notebooks carry GPU outputs) unless ``--allow-simulator-outputs`` is given.
 ``--jobs N`` runs N notebooks at once, under the simulator only (on one GPU they would spoil each other's
-timings).
+timings); under the simulator N defaults to the CPUs this process may use.
 """
 
 from __future__ import annotations
@@ -249,6 +249,11 @@ def progress(line: str) -> None:
     sys.stdout.flush()
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS has one, else all)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def execute_notebook(job: Job) -> Outcome:
     """Run one notebook in its own folder, write its executed copy and HTML, and say how it went."""
     name = job.source.stem
@@ -368,8 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override a variable of the notebooks' 'parameters' cell (repeatable)")
     parser.add_argument("--timeout", type=int, default=900, metavar="SECONDS",
                         help="per-cell timeout (default: 900)")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
-                        help="notebooks run at once, simulator only (default: 1)")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="notebooks run at once, simulator only (default: on a GPU 1, under the simulator "
+                             "as many as the CPUs this process may use)")
     parser.add_argument("--simulator", action="store_true",
                         help="use numba's CUDA simulator even when a GPU is present")
     parser.add_argument("--in-place", action="store_true",
@@ -406,9 +412,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not notebooks:
         parser.error(f"no notebooks in {NOTEBOOKS}: add one or name one")
-    if args.timeout <= 0 or args.jobs <= 0:
+    if args.timeout <= 0 or (args.jobs is not None and args.jobs <= 0):
         parser.error("--timeout and --jobs take positive numbers")
     simulated = args.simulator or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or not cuda_driver_present()
+    if args.jobs is None:
+        args.jobs = min(len(notebooks), usable_cpus()) if simulated else 1
     if args.in_place and simulated and not args.allow_simulator_outputs:
         parser.error(
             "--in-place under numba's CUDA simulator: committed notebooks must carry GPU outputs. "

@@ -74,6 +74,28 @@ if COMPILER == "numba-cuda":
 
         _jit.__doc__ = _sim_jit.__doc__
         cuda.jit = _jit
+
+        from numba.cuda.simulator.kernel import FakeCUDAKernel as _FakeKernel  # noqa: E402
+
+        _sim_call = _FakeKernel.__call__
+
+        def _call_on_one_cpu(self, *args):
+            """A simulated launch, its threads kept to the CPU the launching thread is on.
+
+            The simulator runs a block as one Python thread per CUDA thread while the launching thread polls
+            them in a busy loop (``BlockManager.run``). Spread over several cores, those threads hand the GIL
+            from core to core and a launch takes several times longer than on one (3-4x, docs/notes.md). Linux only (CPU
+            affinity is per thread there, and threads inherit it); the launching thread's own affinity is put
+            back afterwards, so compiler processes it starts later may use every CPU."""
+            if not hasattr(os, "sched_setaffinity") or len(before := os.sched_getaffinity(0)) == 1:
+                return _sim_call(self, *args)  # nothing to narrow: a device function, or already one CPU
+            os.sched_setaffinity(0, {_current_cpu(before)})
+            try:
+                return _sim_call(self, *args)
+            finally:
+                os.sched_setaffinity(0, before)
+
+        _FakeKernel.__call__ = _call_on_one_cpu
 else:  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir package
     if not HAS_DRIVER:
         raise RuntimeError(
@@ -83,6 +105,16 @@ else:  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir package
     from numba_cuda_mlir import cuda  # type: ignore[no-redef]  # noqa: E402
 
     SIMULATED = False
+
+
+def _current_cpu(allowed: set[int]) -> int:
+    """The CPU the calling thread last ran on (``/proc/thread-self/stat``, field 39), else the lowest allowed."""
+    try:
+        with open("/proc/thread-self/stat", encoding="ascii") as stat:
+            cpu = int(stat.read().rpartition(")")[2].split()[36])
+    except (OSError, ValueError, IndexError):
+        return min(allowed)
+    return cpu if cpu in allowed else min(allowed)
 
 
 def is_kernel(obj: object) -> bool:
