@@ -84,9 +84,9 @@ if COMPILER == "numba-cuda":
 
             The simulator runs a block as one Python thread per CUDA thread while the launching thread polls
             them in a busy loop (``BlockManager.run``). Spread over several cores, those threads hand the GIL
-            from core to core and a launch takes several times longer than on one (3-4x, docs/notes.md). Linux only (CPU
-            affinity is per thread there, and threads inherit it); the launching thread's own affinity is put
-            back afterwards, so compiler processes it starts later may use every CPU."""
+            from core to core and a launch takes several times longer than on one (3-4x, docs/notes.md).
+            Linux only (CPU affinity is per thread there, and threads inherit it); the launching thread's own
+            affinity is put back afterwards, so compiler processes it starts later may use every CPU."""
             if not hasattr(os, "sched_setaffinity") or len(before := os.sched_getaffinity(0)) == 1:
                 return _sim_call(self, *args)  # nothing to narrow: a device function, or already one CPU
             os.sched_setaffinity(0, {_current_cpu(before)})
