@@ -1,8 +1,8 @@
 """The recorded search behind util.sgemm's cost rule: on a seeded set of random shapes, the numba SGEMM forced to each
 tile and to a ladder of slice counts, verified and timed in one interleaved run per shape (shuffled, L2 flushed,
-launch overhead hidden); then the rule's four fitted constants (``util.sgemm.CostModel``: a block's fixed cost,
-the workspace rate, the sum's launch, the operand-panel rate) chosen on a grid to lose the least against the fastest
-timed choice.
+launch overhead hidden); then the rule's fitted constants (``util.sgemm.CostModel``: a block's fixed cost, the
+workspace rate, the sum's launch, the operand-panel rate, and each tile's fixed cost a wave) chosen on a grid, by
+coordinate descent, to lose the least against the fastest timed choice.
 
     python scripts/sgemm_rule_fit.py --measure [--runs 5]   (GPU machine) time the choices, write
                                                              util/sgemm_rule_fit.json
@@ -16,7 +16,6 @@ ones. The shapes are random (log-uniform sizes), not the notebook's study, which
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import random
@@ -28,21 +27,27 @@ SEED, COUNT = 16, 96
 # both operands take 16-byte loads: a log-uniform draw gives that about once in 16, and the kernels' relative speeds
 # differ with the loads (the first 96 held 5 such shapes)
 ALIGNED_SEED, ALIGNED_COUNT = 17, 48
+# A third family with short K (8..128 log-uniform, m and n as above): there a block's fixed costs weigh most against
+# its few k-tiles, and the first two families start at k = 128
+SHORT_SEED, SHORT_COUNT = 18, 48
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
-GRID = {  # the fitted constants' candidates
+WAVE_SECONDS = tuple(us * 1e-6 for us in (0, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 10, 12, 16, 24))
+GRID = {  # the fitted constants' candidates; "wave <tile>": that tile's entry of CostModel.wave_seconds
     "block_overhead_tiles": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0),
     "workspace_bytes_per_s": (0.75e12, 1e12, 1.5e12, 2e12, 3e12, 4e12, 6e12),
     "second_launch_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6, 8e-6, 12e-6, 16e-6),
-    "operand_bytes_per_s": (4e12, 6e12, 8e12, 10e12, 12e12, 16e12, 24e12, 32e12),
+    "operand_bytes_per_s": (4e12, 6e12, 8e12, 10e12, 12e12, 16e12, 24e12, 32e12, 48e12),
+    "wave_vec_seconds": WAVE_SECONDS,
+    **{f"wave {name}": WAVE_SECONDS for name in ("128x128", "64x128", "64x64/2k")},
 }
 RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
 
 
-def _draw(seed: int, count: int, aligned: bool) -> list[tuple[int, int, int]]:
+def _draw(seed: int, count: int, aligned: bool, k_range: tuple[float, float] = (7, 14)) -> list[tuple[int, int, int]]:
     rng = random.Random(seed)
     out = []
     while len(out) < count:
-        m, n, k = (int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(7, 14)))
+        m, n, k = (int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(*k_range)))
         if aligned:
             n, k = -(-n // 4) * 4, -(-k // 4) * 4
         if m * n * k <= 2**33:
@@ -52,8 +57,10 @@ def _draw(seed: int, count: int, aligned: bool) -> list[tuple[int, int, int]]:
 
 def shapes() -> list[tuple[int, int, int]]:
     """COUNT random shapes: m and n log-uniform in 64..8192, k in 128..16384, at most 2^33 multiply-adds; then
-    ALIGNED_COUNT more from ALIGNED_SEED, with n and k rounded up to a multiple of 4."""
-    return _draw(SEED, COUNT, False) + _draw(ALIGNED_SEED, ALIGNED_COUNT, True)
+    ALIGNED_COUNT more from ALIGNED_SEED, with n and k rounded up to a multiple of 4; then SHORT_COUNT from SHORT_SEED
+    with k in 8..128."""
+    return (_draw(SEED, COUNT, False) + _draw(ALIGNED_SEED, ALIGNED_COUNT, True)
+            + _draw(SHORT_SEED, SHORT_COUNT, False, (3, 7)))
 
 
 def options(S, m: int, n: int, k: int, sms: int) -> list[tuple[str, int]]:
@@ -110,7 +117,8 @@ def losses(S, model, record: list[dict], sms: int) -> list[float]:
         m, n, k = entry["shape"]
         us = entry["us"]
         choices = [(key, tiles[key.split(" s=")[0]], int(key.split(" s=")[1])) for key in us]
-        pick = min(choices, key=lambda c: (model.estimate(m, n, k, c[1], c[2], sms), S.TILES.index(c[1]), c[2]))
+        vec = n % 4 == 0 and k % 4 == 0  # the record's arrays start 16-byte aligned
+        pick = min(choices, key=lambda c: (model.estimate(m, n, k, c[1], c[2], sms, vec), S.TILES.index(c[1]), c[2]))
         out.append(us[pick[0]] / min(us.values()))
     return out
 
@@ -120,18 +128,34 @@ def score(ls: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in ls) / len(ls))
 
 
-def fit(S, record: list[dict], sms: int):
-    """The CostModel (S.COST's tile_seconds; the rest from GRID) with the least geometric-mean loss; on a tie, the
-    first in GRID's order."""
+def model_of(S, values: dict[str, float]):
+    """The CostModel with S.COST's tile_seconds and the constants in ``values`` (GRID's names)."""
     from dataclasses import replace
 
-    best = None
-    for values in itertools.product(*GRID.values()):
-        model = replace(S.COST, **dict(zip(GRID, values)))
-        s = score(losses(S, model, record, sms))
-        if best is None or s < best[0] - 1e-12:
-            best = (s, model)
-    return best[1]
+    waves = tuple((t.name, values[f"wave {t.name}"]) for t in S.TILES)
+    return replace(S.COST, wave_seconds=waves, **{k: v for k, v in values.items() if not k.startswith("wave ")})
+
+
+def fit(S, record: list[dict], sms: int):
+    """The CostModel of GRID's candidates with the least geometric-mean loss that coordinate descent finds (the whole
+    grid has 10^9 points): from three starts (every constant at its first, middle or last candidate), each constant
+    in GRID's order set to the candidate that loses least with the others held (the earlier candidate on a tie),
+    until a round changes none; the best of the three ends (the earlier start on a tie)."""
+    ends = []
+    for pick in (lambda c: c[0], lambda c: c[len(c) // 2], lambda c: c[-1]):
+        values = {name: pick(candidates) for name, candidates in GRID.items()}
+        best = score(losses(S, model_of(S, values), record, sms))
+        changed = True
+        while changed:
+            changed = False
+            for name, candidates in GRID.items():
+                for v in candidates:
+                    trial = {**values, name: v}
+                    s = score(losses(S, model_of(S, trial), record, sms))
+                    if s < best - 1e-12:
+                        best, values, changed = s, trial, True
+        ends.append((best, values))
+    return model_of(S, min(ends, key=lambda e: e[0])[1])
 
 
 def report(label: str, ls: list[float]) -> str:
@@ -153,11 +177,13 @@ def main() -> None:
     record, sms = data["shapes"], data["sms"]
     fitted = fit(S, record, sms)
     print(f"record: {len(record)} shapes, {data['device']}, {sms} SMs")
-    print("fitted:", {name: getattr(fitted, name) for name in GRID})
-    print("util.sgemm.COST:", {name: getattr(S.COST, name) for name in GRID})
+    print("fitted:", fitted)
+    print("util.sgemm.COST:", S.COST)
     print(report("fitted", losses(S, fitted, record, sms)))
     print(report("util.sgemm.COST", losses(S, S.COST, record, sms)))
-    for label, part in (("the first family", record[:COUNT]), ("the aligned family", record[COUNT:])):
+    families = (("the first family", record[:COUNT]), ("the aligned family", record[COUNT:COUNT + ALIGNED_COUNT]),
+                ("the short-K family", record[COUNT + ALIGNED_COUNT:]))
+    for label, part in families:
         print(report(f"util.sgemm.COST on {label} ({len(part)})", losses(S, S.COST, part, sms)))
     halves = (record[0::2], record[1::2])
     for i, (train, test) in enumerate((halves, halves[::-1])):

@@ -198,8 +198,9 @@ def test_the_sums_read_the_workspace_as_their_twins_do(name, vec, lanes):
 
 def test_the_cost_rule_holds_the_fit_to_its_record():
     """util.sgemm.COST's fitted constants are what scripts/sgemm_rule_fit.py fits to util/sgemm_rule_fit.json, and
-    with them the rule loses less against the fastest timed choice than with the earlier constants (the fit of an
-    earlier record, without the operand-panel term) or with the first guesses before any fit."""
+    with them the rule loses less against the fastest timed choice than with the earlier rules: the fit of the record
+    before it had short-K shapes (no wave costs), the fit before that (no operand-panel term), and the first guesses
+    before any fit."""
     import dataclasses
     import importlib.util
     import json
@@ -210,15 +211,29 @@ def test_the_cost_rule_holds_the_fit_to_its_record():
     fit = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fit)
     data = json.loads(fit.RECORD.read_text())
-    assert len(data["shapes"]) == fit.COUNT + fit.ALIGNED_COUNT
+    assert len(data["shapes"]) == fit.COUNT + fit.ALIGNED_COUNT + fit.SHORT_COUNT
     assert [tuple(e["shape"]) for e in data["shapes"]] == fit.shapes()
     assert fit.fit(S, data["shapes"], data["sms"]) == S.COST
     loss = fit.score(fit.losses(S, S.COST, data["shapes"], data["sms"]))
-    for before in (dataclasses.replace(S.COST, workspace_bytes_per_s=1.5e12, second_launch_s=2e-6,
-                                       operand_bytes_per_s=math.inf),
-                   dataclasses.replace(S.COST, block_overhead_tiles=2.0, workspace_bytes_per_s=3e12,
-                                       second_launch_s=3e-6)):
+    no_waves = dataclasses.replace(S.COST, wave_vec_seconds=0.0, wave_seconds=tuple((t.name, 0.0) for t in S.TILES))
+    for before in (dataclasses.replace(no_waves, block_overhead_tiles=1.0, workspace_bytes_per_s=1e12,
+                                       second_launch_s=0.0, operand_bytes_per_s=16e12),
+                   dataclasses.replace(no_waves, block_overhead_tiles=0.0, workspace_bytes_per_s=1.5e12,
+                                       second_launch_s=2e-6, operand_bytes_per_s=math.inf),
+                   dataclasses.replace(no_waves, block_overhead_tiles=2.0, workspace_bytes_per_s=3e12,
+                                       second_launch_s=3e-6, operand_bytes_per_s=math.inf)):
         assert loss < fit.score(fit.losses(S, before, data["shapes"], data["sms"])), before
+
+
+def test_the_cost_rule_wants_a_wave_cost_for_each_tile():
+    """A tile the rule has no wave cost for is refused with what to do, not costed as free; with 16-byte loads of
+    both operands the cost follows the results an SM holds a wave (2 x 128 x 128 for the 128 x 128 tile)."""
+    odd = S.Tile(BN=64, MINB=3)
+    with pytest.raises(ValueError, match="no wave cost for tile 128x64.*sgemm_rule_fit"):
+        S.COST.estimate(1000, 1000, 100, odd, 1, 132, False)
+    assert S.COST.wave_cost(odd, True) == pytest.approx(S.COST.wave_vec_seconds * 0.75)
+    assert S.COST.wave_cost(S.TINY_TILE, True) == pytest.approx(S.COST.wave_vec_seconds * 0.5)
+    assert S.COST.wave_cost(S.TILE, False) == dict(S.COST.wave_seconds)["128x128"]
 
 
 def test_plan_refuses_bad_sizes():

@@ -222,25 +222,44 @@ class Plan:
 class CostModel:
     """plan()'s cost rule. ``tile_seconds``: one BK-deep tile of a 128 x 128 block, two blocks an SM, at the fp32
     peak of an H200-class SM (128 FMA lanes at ~1.98 GHz: 2 * 128 * 128 * 8 FMA / 128 lanes / 1.98e9 = 1.03 us);
-    ``block_overhead_tiles``: a block's fixed cost (prologue, epilogue) in tiles; ``workspace_bytes_per_s``: the
-    rate at which split slices are written and read back; ``second_launch_s``: the cost of the sum's launch;
-    ``operand_bytes_per_s``: the rate at which the blocks read their panels of A and B (an output tile reads
-    BM + BN rows of K, mostly from L2: a smaller tile reads more for the same FMAs). The last four are fitted
-    (``scripts/sgemm_rule_fit.py``, on a grid) to the times of every choice on 144 random shapes recorded in
-    util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4, 16-byte loads of both operands)."""
+    ``block_overhead_tiles``: a block's fixed cost in tiles; a wave of blocks' fixed cost outside its k-loop (its
+    first loads and its stores of C), which on short K outweighs the k-loop: with 16-byte loads of both operands,
+    ``wave_vec_seconds`` for a wave of 2 blocks of 128 x 128 and in proportion to the results an SM holds for other
+    tiles (4 us would be an SM's 128 KB of C written at 1/132 of 4.3 TB/s, the H200's copy rate); with a 4-byte
+    operand, ``wave_seconds``, each tile's own (tile name, seconds), which grow faster with the tile;
+    ``workspace_bytes_per_s``: the rate at which split slices are written and read back; ``second_launch_s``: the
+    cost of the sum's launch; ``operand_bytes_per_s``: the rate at which the blocks read their panels of A and B (an
+    output tile reads BM + BN rows of K, mostly from L2: a smaller tile reads more for the same FMAs). All but
+    ``tile_seconds`` are fitted (``scripts/sgemm_rule_fit.py``, coordinate descent on a grid) to the times of every
+    choice on 192 random shapes recorded in util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4,
+    48 with k in 8..128)."""
 
     tile_seconds: float = 1.03e-6
-    block_overhead_tiles: float = 1.0
+    block_overhead_tiles: float = 0.0
     workspace_bytes_per_s: float = 1e12
-    second_launch_s: float = 0.0
+    second_launch_s: float = 3e-6
     operand_bytes_per_s: float = 16e12
+    wave_vec_seconds: float = 4e-6
+    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 8e-6), ("64x128", 4e-6), ("64x64/2k", 1e-6))
 
-    def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int) -> float:
-        """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs."""
+    def wave_cost(self, t: Tile, vec: bool) -> float:
+        """A wave's fixed cost with tile t: ``vec``, both operands take 16-byte loads (``wave_vec_seconds``, scaled);
+        else the tile's entry of ``wave_seconds``."""
+        if vec:
+            return self.wave_vec_seconds * t.MINB * t.BM * t.BN / (2 * 128 * 128)
+        for name, seconds in self.wave_seconds:
+            if name == t.name:
+                return seconds
+        raise ValueError(f"the cost rule has no wave cost for tile {t.name}: add it to CostModel.wave_seconds and "
+                         f"fit it (python scripts/sgemm_rule_fit.py --measure on a GPU machine)")
+
+    def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int, vec: bool) -> float:
+        """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs; ``vec``:
+        both operands take 16-byte loads."""
         step = self.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
         tiles = cdiv(m, t.BM) * cdiv(n, t.BN)  # output tiles
         waves = cdiv(tiles * s, sms * t.MINB)
-        est = waves * (cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step
+        est = waves * ((cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step + self.wave_cost(t, vec))
         est += tiles * (t.BM + t.BN) * cdiv(k, t.BK) * t.BK * 4 / self.operand_bytes_per_s
         if s > 1:
             est += (2 * s + 1) * m * n * 4 / self.workspace_bytes_per_s + self.second_launch_s
@@ -277,14 +296,14 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     ``thin=False``, a forced ``splits`` or a forced ``tile`` of ``TILES`` keeps to the tiles.
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
-    tiles), the estimated time (``COST.estimate``) is ``waves * (k-tiles per slice + block_overhead_tiles) *
-    step`` with ``waves = ceil(blocks / (sms * MINB))`` and ``step`` the time an SM takes for one k-tile of all
-    the blocks it holds (``tile_seconds`` for 2 blocks of 128 x 128, in proportion to the FMAs for others, divided
-    by the tile's measured ``speed``), plus the blocks' reads of their panels of A and B ((BM + BN) * k * 4 bytes
-    an output tile, at ``operand_bytes_per_s``), plus for s > 1 the workspace traffic ((2s + 1) * m * n * 4 bytes
-    at ``workspace_bytes_per_s``) and the sum's launch; the cheapest wins (on a tie the larger tile, then fewer
-    slices). ``tile`` and ``splits`` force a choice (checked, never clamped; forced slices go only to tiles
-    they leave none empty).
+    tiles), the estimated time (``COST.estimate``) is ``waves * ((k-tiles per slice + block_overhead_tiles) *
+    step + a wave's fixed cost, ``wave_cost``)`` with ``waves = ceil(blocks / (sms * MINB))`` and ``step`` the time an
+    SM takes for one k-tile of all the blocks it holds (``tile_seconds`` for 2 blocks of 128 x 128, in proportion to
+    the FMAs for others, divided by the tile's measured ``speed``), plus the blocks' reads of their panels of A and B
+    ((BM + BN) * k * 4 bytes an output tile, at ``operand_bytes_per_s``), plus for s > 1 the workspace traffic ((2s +
+    1) * m * n * 4 bytes at ``workspace_bytes_per_s``) and the sum's launch; the cheapest wins (on a tie the larger
+    tile, then fewer slices). ``tile`` and ``splits`` force a choice (checked, never clamped; forced slices go only
+    to tiles they leave none empty).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
     starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
     ``tile`` may also force one of ``THINS``, with or without ``splits``. Where C has one row and B's rows start
@@ -336,17 +355,17 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
                              f"{cdiv(cdiv(k, t.BK), cdiv(cdiv(k, t.BK), splits))}" for t in tiles)
             raise ValueError(f"splits={splits} would leave a slice empty ({made})")
         tiles = fits
-    options = [(COST.estimate(m, n, k, t, s, sms), i, s, t) for i, t in enumerate(tiles)
+    va = k % 4 == 0 and aligned[0]
+    vb = n % 4 == 0 and aligned[1]
+    options = [(COST.estimate(m, n, k, t, s, sms, va and vb), i, s, t) for i, t in enumerate(tiles)
                for s in ([splits] if splits is not None else slice_counts(k, t))]
     est, _, splits, tile = min(options, key=lambda o: o[:3])
     why = (f"{tile.name} tiles, {splits} slice(s): est. {est * 1e6:.0f} us on {sms} SMs "
-           f"(one slice of {TILES[0].name}: {COST.estimate(m, n, k, TILES[0], 1, sms) * 1e6:.0f} us)")
+           f"(one slice of {TILES[0].name}: {COST.estimate(m, n, k, TILES[0], 1, sms, va and vb) * 1e6:.0f} us)")
     kslice = cdiv(cdiv(k, tile.BK), splits) * tile.BK
     # the largest offset formed: the walking offsets end one tile past A (BK) and B (BK rows of n), the workspace
     big = max(m * k + tile.BK, (k + tile.BK) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
-    va = k % 4 == 0 and aligned[0]
-    vb = n % 4 == 0 and aligned[1]
     return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why), fuse)
 
 
