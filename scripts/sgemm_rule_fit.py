@@ -32,13 +32,12 @@ ALIGNED_SEED, ALIGNED_COUNT = 17, 48
 SHORT_SEED, SHORT_COUNT = 18, 48
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 WAVE_SECONDS = tuple(us * 1e-6 for us in (0, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 10, 12, 16, 24))
-GRID = {  # the fitted constants' candidates; "wave <tile>": that tile's entry of CostModel.wave_seconds
+GRID = {  # the fitted constants' candidates (with WAVE_SECONDS for each tile's wave cost: ``grid``)
     "block_overhead_tiles": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0),
     "workspace_bytes_per_s": (0.75e12, 1e12, 1.5e12, 2e12, 3e12, 4e12, 6e12),
     "second_launch_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6, 8e-6, 12e-6, 16e-6),
     "operand_bytes_per_s": (4e12, 6e12, 8e12, 10e12, 12e12, 16e12, 24e12, 32e12, 48e12),
     "wave_vec_seconds": WAVE_SECONDS,
-    **{f"wave {name}": WAVE_SECONDS for name in ("128x128", "64x128", "64x64/2k")},
 }
 RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
 
@@ -128,8 +127,14 @@ def score(ls: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in ls) / len(ls))
 
 
+def grid(S) -> dict[str, tuple[float, ...]]:
+    """GRID and, as "wave <tile>", the candidates of each tile's entry of CostModel.wave_seconds (every tile of
+    S.TILES, in its order)."""
+    return {**GRID, **{f"wave {t.name}": WAVE_SECONDS for t in S.TILES}}
+
+
 def model_of(S, values: dict[str, float]):
-    """The CostModel with S.COST's tile_seconds and the constants in ``values`` (GRID's names)."""
+    """The CostModel with S.COST's tile_seconds and the constants in ``values`` (``grid``'s names)."""
     from dataclasses import replace
 
     waves = tuple((t.name, values[f"wave {t.name}"]) for t in S.TILES)
@@ -137,18 +142,19 @@ def model_of(S, values: dict[str, float]):
 
 
 def fit(S, record: list[dict], sms: int):
-    """The CostModel of GRID's candidates with the least geometric-mean loss that coordinate descent finds (the whole
-    grid has 10^9 points): from three starts (every constant at its first, middle or last candidate), each constant
-    in GRID's order set to the candidate that loses least with the others held (the earlier candidate on a tie),
-    until a round changes none; the best of the three ends (the earlier start on a tie)."""
+    """The CostModel of ``grid``'s candidates with the least geometric-mean loss that coordinate descent finds (the
+    whole grid has 10^9 points): from three starts (every constant at its first, middle or last candidate), each
+    constant in the grid's order set to the candidate that loses least with the others held (the earlier candidate on
+    a tie), until a round changes none; the best of the three ends (the earlier start on a tie)."""
+    candidates_of = grid(S)
     ends = []
     for pick in (lambda c: c[0], lambda c: c[len(c) // 2], lambda c: c[-1]):
-        values = {name: pick(candidates) for name, candidates in GRID.items()}
+        values = {name: pick(candidates) for name, candidates in candidates_of.items()}
         best = score(losses(S, model_of(S, values), record, sms))
         changed = True
         while changed:
             changed = False
-            for name, candidates in GRID.items():
+            for name, candidates in candidates_of.items():
                 for v in candidates:
                     trial = {**values, name: v}
                     s = score(losses(S, model_of(S, trial), record, sms))
