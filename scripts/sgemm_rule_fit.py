@@ -5,7 +5,10 @@ workspace rate, the sum's launch, the operand-panel rate, and each tile's fixed 
 coordinate descent, to lose the least against the fastest timed choice.
 
     python scripts/sgemm_rule_fit.py --measure [--runs 5]   (GPU machine) time the choices, write
-                                                             util/sgemm_rule_fit.json
+                                                             util/sgemm_rule_fit.json (and stop: the fit is
+                                                             the next command's)
+    python scripts/sgemm_rule_fit.py --measure --missing    the same, keeping the record's times of the shapes
+                                                             it has (after a new family is added)
     python scripts/sgemm_rule_fit.py                        (anywhere) fit the constants to the record, and print
                                                              how the rule loses with them and with util.sgemm.COST
 
@@ -30,6 +33,10 @@ ALIGNED_SEED, ALIGNED_COUNT = 17, 48
 # A third family with short K (8..128 log-uniform, m and n as above): there a block's fixed costs weigh most against
 # its few k-tiles, and the first two families start at k = 128
 SHORT_SEED, SHORT_COUNT = 18, 48
+# A fourth family of near-square outputs (n within a factor sqrt(2) of m, m in 256..8192, k as the first family's),
+# N and K rounded up to a multiple of 4: the shapes users most often have, which independent log-uniform m and n
+# rarely draw with both operands aligned (the first three families hold 4 such shapes)
+SQUARE_SEED, SQUARE_COUNT = 19, 48
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 WAVE_SECONDS = tuple(us * 1e-6 for us in (0, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 10, 12, 16, 24))
 GRID = {  # the fitted constants' candidates (with WAVE_SECONDS for each tile's wave cost: ``grid``)
@@ -54,12 +61,29 @@ def _draw(seed: int, count: int, aligned: bool, k_range: tuple[float, float] = (
     return out
 
 
+def _draw_square(seed: int, count: int) -> list[tuple[int, int, int]]:
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        m = int(2 ** rng.uniform(8, 13))
+        n, k = int(m * 2 ** rng.uniform(-0.5, 0.5)), int(2 ** rng.uniform(7, 14))
+        n, k = -(-n // 4) * 4, -(-k // 4) * 4
+        if m * n * k <= 2**33:
+            out.append((m, n, k))
+    return out
+
+
 def shapes() -> list[tuple[int, int, int]]:
     """COUNT random shapes: m and n log-uniform in 64..8192, k in 128..16384, at most 2^33 multiply-adds; then
     ALIGNED_COUNT more from ALIGNED_SEED, with n and k rounded up to a multiple of 4; then SHORT_COUNT from SHORT_SEED
-    with k in 8..128."""
+    with k in 8..128; then SQUARE_COUNT from SQUARE_SEED with m in 256..8192 and n / m in 2^(-1/2)..2^(1/2), n and k
+    rounded up to a multiple of 4."""
     return (_draw(SEED, COUNT, False) + _draw(ALIGNED_SEED, ALIGNED_COUNT, True)
-            + _draw(SHORT_SEED, SHORT_COUNT, False, (3, 7)))
+            + _draw(SHORT_SEED, SHORT_COUNT, False, (3, 7)) + _draw_square(SQUARE_SEED, SQUARE_COUNT))
+
+
+FAMILIES = (("the first family", COUNT), ("the aligned family", ALIGNED_COUNT), ("the short-K family", SHORT_COUNT),
+            ("the near-square family", SQUARE_COUNT))  # in shapes()' order
 
 
 def options(S, m: int, n: int, k: int, sms: int) -> list[tuple[str, int]]:
@@ -74,7 +98,7 @@ def options(S, m: int, n: int, k: int, sms: int) -> list[tuple[str, int]]:
     return out
 
 
-def measure(runs: int) -> None:
+def measure(runs: int, missing: bool) -> None:
     import util
     from util import sgemm as S
     from util.bench import Registry
@@ -85,7 +109,17 @@ def measure(runs: int) -> None:
     tiles = {t.name: t for t in S.TILES}
     record, t0 = [], time.perf_counter()
     todo = shapes()
+    kept = {}
+    if missing and RECORD.exists():  # the record's entries of shapes() stay; only the shapes it lacks are timed
+        old = json.loads(RECORD.read_text())
+        if old["device"] != util.device_name() or old["sms"] != sms:
+            raise SystemExit(f"--missing: the record is from {old['device']} ({old['sms']} SMs), this is "
+                             f"{util.device_name()} ({sms} SMs): measure every shape (without --missing)")
+        kept = {tuple(e["shape"]): e for e in old["shapes"]}
     for i, (m, n, k) in enumerate(todo):
+        if (m, n, k) in kept:
+            record.append(kept[(m, n, k)])
+            continue
         reg = Registry()
         opts = options(S, m, n, k, sms)
         for name, s in opts:
@@ -104,7 +138,9 @@ def measure(runs: int) -> None:
         "about": "util.sgemm's forced choices (tile, slices) timed on random shapes (scripts/sgemm_rule_fit.py); "
                  "us: each choice's median in one interleaved, verified run",
         "device": util.device_name(), "sms": sms, "versions": util.versions_line(),
-        "command": "python scripts/sgemm_rule_fit.py --measure", "shapes": record}, indent=1) + "\n")
+        "command": "python scripts/sgemm_rule_fit.py --measure" + (
+            f" --missing (timed in this run: {len(todo) - len(kept)} shapes; the others kept from the record before)"
+            if kept else ""), "shapes": record}, indent=1) + "\n")
     print("written:", RECORD)
 
 
@@ -173,9 +209,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--measure", action="store_true", help="time the choices on a GPU and write the record")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--missing", action="store_true",
+                    help="with --measure: keep the record's times and time only the shapes it lacks")
     args = ap.parse_args()
-    if args.measure:
-        measure(args.runs)
+    if args.measure:  # the fit is CPU work: run the script again without --measure, anywhere
+        measure(args.runs, args.missing)
+        return
     import util  # noqa: F401
     from util import sgemm as S
 
@@ -187,9 +226,10 @@ def main() -> None:
     print("util.sgemm.COST:", S.COST)
     print(report("fitted", losses(S, fitted, record, sms)))
     print(report("util.sgemm.COST", losses(S, S.COST, record, sms)))
-    families = (("the first family", record[:COUNT]), ("the aligned family", record[COUNT:COUNT + ALIGNED_COUNT]),
-                ("the short-K family", record[COUNT + ALIGNED_COUNT:]))
-    for label, part in families:
+    start = 0
+    for label, count in FAMILIES:
+        part = record[start:start + count]
+        start += count
         print(report(f"util.sgemm.COST on {label} ({len(part)})", losses(S, S.COST, part, sms)))
     halves = (record[0::2], record[1::2])
     for i, (train, test) in enumerate((halves, halves[::-1])):

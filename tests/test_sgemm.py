@@ -211,7 +211,7 @@ def test_the_cost_rule_holds_the_fit_to_its_record():
     fit = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fit)
     data = json.loads(fit.RECORD.read_text())
-    assert len(data["shapes"]) == fit.COUNT + fit.ALIGNED_COUNT + fit.SHORT_COUNT
+    assert len(data["shapes"]) == sum(count for _, count in fit.FAMILIES)
     assert [tuple(e["shape"]) for e in data["shapes"]] == fit.shapes()
     assert fit.fit(S, data["shapes"], data["sms"]) == S.COST
     loss = fit.score(fit.losses(S, S.COST, data["shapes"], data["sms"]))
