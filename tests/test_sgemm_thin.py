@@ -12,6 +12,7 @@ import util  # noqa: F401  first: without a GPU it switches numba to its simulat
 from util import sgemm as S
 from util import sgemm_thin as T
 from util.compile import cubin_from_ptx, numba_ptx
+from util.occupancy import max_blocks_per_sm
 from util.sass import analyze
 from util.splitk import fuses, slices_a_round
 from util.verify import Problem
@@ -130,11 +131,30 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         assert p.kslice % thin.BK == 0 and p.kslice <= thin.kmax
         assert (p.splits - 1) * p.kslice < k <= p.splits * p.kslice, p  # none empty, all of K
         # of the slice counts that leave none empty and none deeper than kmax, the fewest that make a wave of
-        # THIN_WAVES of a wave of MINB blocks an SM (or the most there are)
+        # THIN_WAVES of a wave of MINB blocks an SM (or the most there are); where those make more than one wave of
+        # the blocks an SM the kernel holds, the most that make no more waves and are FILL_DEPTH x kmin deep or more
         valid = [s for s in S.slice_counts(k, thin) if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK <= thin.kmax]
         blocks, wave = math.ceil(m / thin.BM) * math.ceil(n / thin.BN), S.THIN_WAVES[thin.kind] * thin.MINB * 132
-        assert p.splits in valid and (blocks * p.splits >= wave or p.splits == valid[-1]), p
-        assert all(blocks * s < wave for s in valid if s < p.splits), p
+        base = next((s for s in valid if blocks * s >= wave), valid[-1])
+        slots = thin.blocks_per_sm(p.wide) * 132
+        waves = math.ceil(blocks * base / slots)
+        assert p.splits in valid and p.splits >= base, p
+        if waves <= 1:
+            assert p.splits == base, p
+        else:
+            assert math.ceil(blocks * p.splits / slots) == waves, p
+            deep = [s for s in valid if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK >= S.FILL_DEPTH * thin.kmin]
+            assert all(math.ceil(blocks * s / slots) > waves for s in deep if s > p.splits), p
+    # the last wave filled: 16 x 4096 x 11008 takes 22 slices of rows/16 for a wave of 4 blocks an SM (704 blocks: 1.33
+    # waves), then 33 (2.00 waves); 4 x 8192 x 8192's 11 slices of rows/4 (704 blocks) fit in one wave of 6 an SM
+    # 11 x 4647 x 685's 15 slices of rows/16 (48 k-steps, 1.05 waves) stay: 22 would be 32 deep
+    assert [S.plan(*shape, sms=132).splits for shape in [(16, 4096, 11008), (4, 8192, 8192), (24, 5000, 3000),
+                                                         (4096, 16, 4096), (16, 2048, 16384), (11, 4647, 685)]] == [
+        33, 11, 13, 16, 33, 15]
+    assert "thin_splits gives 22; more to fill the last wave" in S.plan(16, 4096, 11008, sms=132).why
+    assert S.plan(16, 4096, 11008, sms=132, splits=22, tile=T.Thin("rows", 16)).splits == 22  # forced: kept
+    with pytest.raises(ValueError, match="no entry in the table of blocks an SM"):
+        T.ROW_VEC.blocks_per_sm(False)
     # small problems: slices no shallower than kmin (two groups of 4 k-steps a warp), where the waves would ask more
     for shape, name, splits in [((27, 1138, 448), "rows/16", 14), ((1, 1274, 360), "rows/1", 12),
                                 ((2, 5, 1000), "rows/2", 32)]:
@@ -195,8 +215,10 @@ def test_thin_machine_code(thin):
     the small one's values from shared memory (rows: a group's 4 values of a row in one 16-byte load; cols: a k-step's
     W values in 4-, 8- or 16-byte loads for W = 1, 2, >= 4); no
     float64, no local memory; the large operand's loads streamed (rows) or through the read-only path (cols); the
-    same for the C twin."""
+    same for the C twin. numba's kernel holds Thin.blocks_per_sm(False) blocks an SM (plan()'s waves)."""
     numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(thin, False, simulator=False), S.numba_sig()))
+    numba_ = analyze(numba_cubin)
+    assert max_blocks_per_sm(numba_.registers, thin.NT, numba_.shared_bytes) == thin.blocks_per_sm(False) >= thin.MINB
     for cubin, name in ((numba_cubin, None), (T.c_twin(thin, False).cubin("sm_90"), f"gemm_{thin.kind}_c")):
         report = analyze(cubin, name)
         loop, ops = report.hot_loop, report.hot_loop.opcodes
@@ -220,8 +242,11 @@ def test_thin_machine_code(thin):
 @pytest.mark.parametrize("thin", T.THINS, ids=lambda t: t.name)
 def test_thin_launch_bounds_leave_no_local_memory_with_64_bit_offsets(thin):
     """Thin.MINB is a bound at which neither twin spills, with 64-bit offsets too (the 32-bit variants: above), but
-    for the one exception Thin.MINB names: rows/16's C twin, 8 bytes, at the fewest blocks an SM the search allows."""
+    for the one exception Thin.MINB names: rows/16's C twin, 8 bytes, at the fewest blocks an SM the search allows;
+    numba's variant holds Thin.blocks_per_sm(True) blocks an SM (the 32-bit one's: above)."""
     numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(thin, True, simulator=False), S.numba_sig()))
+    numba_ = analyze(numba_cubin)
+    assert max_blocks_per_sm(numba_.registers, thin.NT, numba_.shared_bytes) == thin.blocks_per_sm(True) >= thin.MINB
     for cubin, name in ((numba_cubin, None), (T.c_twin(thin, True).cubin("sm_90"), f"gemm_{thin.kind}_c")):
         report = analyze(cubin, name)
         if thin.name == "rows/16" and name is not None:

@@ -217,6 +217,14 @@ class Plan:
     def workspace_floats(self) -> int:
         return self.splits * self.m * self.n if self.splits > 1 else 0
 
+    @property
+    def blocks_per_sm(self) -> int:
+        """The blocks an SM the rule counts waves in: a tile's MINB; a thin kernel's ``Thin.blocks_per_sm`` (ROW_VEC's
+        and COL_VEC's MINB)."""
+        if isinstance(self.tile, Thin) and not self.tile.vec:
+            return self.tile.blocks_per_sm(self.wide)
+        return self.tile.MINB
+
 
 @dataclass(frozen=True)
 class CostModel:
@@ -231,8 +239,8 @@ class CostModel:
     cost of the sum's launch; ``operand_bytes_per_s``: the rate at which the blocks read their panels of A and B (an
     output tile reads BM + BN rows of K, mostly from L2: a smaller tile reads more for the same FMAs). All but
     ``tile_seconds`` are fitted (``scripts/sgemm_rule_fit.py``, coordinate descent on a grid) to the times of every
-    choice on 192 random shapes recorded in util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4,
-    48 with k in 8..128)."""
+    choice on 240 random shapes recorded in util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4,
+    48 with k in 8..128, 48 near-square outputs with n and k multiples of 4)."""
 
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
@@ -292,7 +300,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
     columns, one of ``THINS`` (util.sgemm_thin: only the FMAs C needs, the large operand read once a block of 16
     rows or columns); its slices are the fewest that keep each within its ``kmax`` (and no shallower than its
-    ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are).
+    ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are); where those
+    make more than one wave, as many more as fill the last wave (``thin_fill``).
     ``thin=False``, a forced ``splits`` or a forced ``tile`` of ``TILES`` keeps to the tiles.
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
@@ -401,7 +410,8 @@ def _fused(p: Plan, fuse: bool | None) -> Plan:
 # plan() takes a Thin kernel where C has at most this many rows ("rows") or columns ("cols"), and its slices aim at
 # THIN_WAVES of a wave of Thin.MINB blocks an SM: read from the timed shapes of data/sgemm_thin_probe_nvidia_h200.json
 # (scripts/sgemm_thin_probe.py, H200; docs/notes.md), which tests/test_sgemm_thin.py holds them to (of 30 shapes
-# given a thin kernel, 28 faster than the tiled plan; of 11 left to the tiles, none more than 6% slower)
+# given a thin kernel, 28 faster than the tiled plan; of 11 left to the tiles, none more than 6% slower); where they
+# make more than a wave, thin_fill adds slices to fill the last one
 THIN_MAX = {"rows": 32, "cols": 16}
 THIN_WAVES = {"rows": 1.0, "cols": 0.5}
 # ROW_VEC's slices (no shallower than its kmin) aim at half a wave of its one 32-warp block an SM: each block keeps
@@ -444,18 +454,46 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
     return next((s for s in valid if blocks * s >= target), valid[-1])
 
 
+# thin_fill's slices stay at least this many times Thin.kmin deep: of 26 random thin shapes whose slices it changed
+# (H200, docs/notes.md), the four it took down to kmin (32 k-steps) ran 1.02-1.16x longer, each block's fixed costs
+# (its staging and stores, one more slice to add) weighing against the few k-steps it saved
+FILL_DEPTH = 2
+
+
+def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: bool) -> int:
+    """Where ``splits`` slices make more than one wave of blocks (at the blocks an SM the kernel holds,
+    ``Thin.blocks_per_sm``), the most slices of ``thin_slice_counts`` that make no more waves and are no shallower
+    than ``FILL_DEPTH`` times ``thin.kmin``: the last wave filled, every slice shallower. The time is about the waves
+    times a slice's depth, as the tiles' rule charges it (``CostModel.estimate``); ``thin_splits`` alone leaves a last
+    wave part empty (16 x 4096 x 11008: 22 slices of rows/16, 1.33 waves of 4 blocks an SM; 33 slices make 2.00 and
+    took 0.81x the time, H200, docs/notes.md). ROW_VEC and COL_VEC keep their slices."""
+    if thin.vec:
+        return splits
+    blocks, slots = cdiv(m, thin.BM) * cdiv(n, thin.BN), sms * thin.blocks_per_sm(wide)
+    waves, quanta = cdiv(blocks * splits, slots), cdiv(k, thin.BK)
+    if waves <= 1:
+        return splits
+    return max(s for s in thin_slice_counts(k, thin) if s >= splits and cdiv(blocks * s, slots) == waves
+               and (s == splits or cdiv(quanta, s) * thin.BK >= FILL_DEPTH * thin.kmin))
+
+
 def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None,
                reason: str, aligned: tuple[bool, bool]) -> Plan:
     """plan() for a Thin kernel (forced, or ``thin_choice``'s when ``splits`` is None and the caller did not force
-    one): slices that leave none empty and none deeper than ``thin.kmax``; COL_VEC's 16-byte loads of both operands
+    one): slices that leave none empty and none deeper than ``thin.kmax``, ``thin_splits``' count and then
+    ``thin_fill``'s (offsets 64-bit if that count's need them); COL_VEC's 16-byte loads of both operands
     (``va`` and ``vb``: A's rows and B, a vector of k floats) where k % 4 == 0 and both start 16-byte aligned."""
     quanta = cdiv(k, thin.BK)
     valid = thin_slice_counts(k, thin)
     if not valid:
         raise ValueError(f"k = {k} needs more than MAX_SPLITS = {MAX_SPLITS} slices of at most {thin.kmax} for "
                          f"{thin.name}: use a tile of util.sgemm.TILES")
+    filled = ""
     if splits is None:
-        splits = thin_splits(m, n, k, thin, sms)
+        base = thin_splits(m, n, k, thin, sms)
+        first = max(m * k + thin.reach, (k + thin.reach) * n, base * m * n if base > 1 else 0) > INT32_MAX
+        splits = thin_fill(m, n, k, thin, base, sms, first if wide is None else bool(wide))
+        filled = f" (thin_splits gives {base}; more to fill the last wave)" if splits != base else ""
     elif isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or int(splits) not in valid:
         raise ValueError(f"splits={splits!r} does not fit {thin.name} on k = {k}: slices of whole {thin.BK}-step "
                          f"quanta, at most {thin.kmax} deep, none empty, make one of {valid}")
@@ -465,7 +503,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     big = max(m * k + thin.reach, (k + thin.reach) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
     vec = thin == COL_VEC and k % 4 == 0 and aligned[0] and aligned[1]  # both operands' loads 16-byte
-    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}" + (", 16-byte loads" if vec else "")
+    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}{filled}" + (", 16-byte loads" if vec else "")
     return Plan(m, n, k, splits, kslice, vec, vec or thin == ROW_VEC, wide, thin, why)  # ROW_VEC: B's 16-byte
 
 

@@ -88,6 +88,15 @@ class Thin:
         so more resident blocks is more bytes in flight an SM; both twins get the same bounds."""
         return _MINB[self.name]
 
+    def blocks_per_sm(self, wide: bool) -> int:
+        """The blocks an SM holds of this kernel's numba variant (32-bit or ``wide`` 64-bit offsets, the slices added
+        by a second kernel): its registers and shared memory on sm_90 (``util.occupancy.max_blocks_per_sm``), at least
+        ``MINB`` and more where ptxas took fewer registers than the bound allows (tests/test_sgemm_thin.py compiles
+        them). Not for ROW_VEC and COL_VEC, which plan() gives slices of their own."""
+        if self.vec:
+            raise ValueError(f"{self.name} has no entry in the table of blocks an SM (its slices follow its own rule)")
+        return _BLOCKS_PER_SM[self.name][bool(wide)]
+
     @property
     def R(self) -> int:
         """``cols``: rows of C a lane computes: the most (up to 8) whose R * W sums and 4 R loads in flight take at
@@ -172,6 +181,11 @@ class Thin:
 # loads of the large operand")
 _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
          "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1, "cols/1v": 6}
+# Thin.blocks_per_sm: (32-bit, 64-bit offsets) of each numba kernel without the fused sum (sm_90, the wheels' ptxas:
+# registers 56, 64 / 64, 80 / 80, 96 / 88, 96 / 120, 128 for rows/1-16, 80, 80 / 80, 96 / 98, 121 / 96, 94 / 124, 127
+# for cols/1-16; shared memory 17-34 KB, never the limit)
+_BLOCKS_PER_SM = {"rows/1": (9, 8), "rows/2": (8, 6), "rows/4": (6, 5), "rows/8": (5, 5), "rows/16": (4, 4),
+                  "cols/1": (6, 6), "cols/2": (6, 5), "cols/4": (4, 4), "cols/8": (5, 5), "cols/16": (4, 4)}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
 # The one-row kernel for B whose rows start 16-byte aligned (n % 4 == 0, B aligned): a block of VEC_WARPS warps on
 # 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, each warp VEC_ROWS rows of B in
