@@ -35,7 +35,7 @@ ALIGNED_SEED, ALIGNED_COUNT = 17, 48
 SHORT_SEED, SHORT_COUNT = 18, 48
 # A fourth family of near-square outputs (n within a factor sqrt(2) of m, m in 256..8192, k as the first family's),
 # N and K rounded up to a multiple of 4: the shapes users most often have, which independent log-uniform m and n
-# rarely draw with both operands aligned (the first three families hold 4 such shapes)
+# rarely draw with both operands aligned (the first three families hold 2 such shapes, 6 without the bound on m)
 SQUARE_SEED, SQUARE_COUNT = 19, 48
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 WAVE_SECONDS = tuple(us * 1e-6 for us in (0, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 10, 12, 16, 24))
@@ -109,17 +109,21 @@ def measure(runs: int, missing: bool) -> None:
     tiles = {t.name: t for t in S.TILES}
     record, t0 = [], time.perf_counter()
     todo = shapes()
-    kept = {}
+    kept, timed = {}, 0
     if missing and RECORD.exists():  # the record's entries of shapes() stay; only the shapes it lacks are timed
         old = json.loads(RECORD.read_text())
-        if old["device"] != util.device_name() or old["sms"] != sms:
-            raise SystemExit(f"--missing: the record is from {old['device']} ({old['sms']} SMs), this is "
-                             f"{util.device_name()} ({sms} SMs): measure every shape (without --missing)")
-        kept = {tuple(e["shape"]): e for e in old["shapes"]}
+        here = (util.device_name(), sms, util.versions_line())
+        if (old["device"], old["sms"], old["versions"]) != here:
+            raise SystemExit(f"--missing: the record is from {old['device']} ({old['sms']} SMs; {old['versions']}), "
+                             f"this is {here[0]} ({here[1]} SMs; {here[2]}): measure every shape (without --missing)")
+        # an entry whose choices are not today's (a tile added or gone) is timed again
+        kept = {tuple(e["shape"]): e for e in old["shapes"] if tuple(e["shape"]) in set(todo)
+                and set(e["us"]) == {f"{name} s={s}" for name, s in options(S, *e["shape"], sms)}}
     for i, (m, n, k) in enumerate(todo):
         if (m, n, k) in kept:
             record.append(kept[(m, n, k)])
             continue
+        timed += 1
         reg = Registry()
         opts = options(S, m, n, k, sms)
         for name, s in opts:
@@ -139,7 +143,7 @@ def measure(runs: int, missing: bool) -> None:
                  "us: each choice's median in one interleaved, verified run",
         "device": util.device_name(), "sms": sms, "versions": util.versions_line(),
         "command": "python scripts/sgemm_rule_fit.py --measure" + (
-            f" --missing (timed in this run: {len(todo) - len(kept)} shapes; the others kept from the record before)"
+            f" --missing (timed in this run: {timed} shapes; the others kept from the record before)"
             if kept else ""), "shapes": record}, indent=1) + "\n")
     print("written:", RECORD)
 
@@ -212,6 +216,8 @@ def main() -> None:
     ap.add_argument("--missing", action="store_true",
                     help="with --measure: keep the record's times and time only the shapes it lacks")
     args = ap.parse_args()
+    if args.missing and not args.measure:
+        ap.error("--missing goes with --measure")
     if args.measure:  # the fit is CPU work: run the script again without --measure, anywhere
         measure(args.runs, args.missing)
         return
@@ -220,6 +226,8 @@ def main() -> None:
 
     data = json.loads(RECORD.read_text())
     record, sms = data["shapes"], data["sms"]
+    if [tuple(e["shape"]) for e in record] != shapes():
+        raise SystemExit(f"{RECORD} does not hold shapes() in order: measure it again (--measure, on a GPU machine)")
     fitted = fit(S, record, sms)
     print(f"record: {len(record)} shapes, {data['device']}, {sms} SMs")
     print("fitted:", fitted)

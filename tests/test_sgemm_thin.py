@@ -135,26 +135,35 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         # the blocks an SM the kernel holds, the most that make no more waves and are FILL_DEPTH x kmin deep or more
         valid = [s for s in S.slice_counts(k, thin) if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK <= thin.kmax]
         blocks, wave = math.ceil(m / thin.BM) * math.ceil(n / thin.BN), S.THIN_WAVES[thin.kind] * thin.MINB * 132
-        base = next((s for s in valid if blocks * s >= wave), valid[-1])
-        slots = thin.blocks_per_sm(p.wide) * 132
+        base = S.thin_splits(m, n, k, thin, 132)
+        assert base == next((s for s in valid if blocks * s >= wave), valid[-1])
+        slots = thin.blocks_per_sm(p.wide, p.fused) * 132
         waves = math.ceil(blocks * base / slots)
         assert p.splits in valid and p.splits >= base, p
         if waves <= 1:
             assert p.splits == base, p
         else:
             assert math.ceil(blocks * p.splits / slots) == waves, p
+            assert p.splits == base or p.kslice >= S.FILL_DEPTH * thin.kmin, p
             deep = [s for s in valid if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK >= S.FILL_DEPTH * thin.kmin]
             assert all(math.ceil(blocks * s / slots) > waves for s in deep if s > p.splits), p
     # the last wave filled: 16 x 4096 x 11008 takes 22 slices of rows/16 for a wave of 4 blocks an SM (704 blocks: 1.33
     # waves), then 33 (2.00 waves); 4 x 8192 x 8192's 11 slices of rows/4 (704 blocks) fit in one wave of 6 an SM
-    # 11 x 4647 x 685's 15 slices of rows/16 (48 k-steps, 1.05 waves) stay: 22 would be 32 deep
+    # 11 x 4647 x 685's 15 slices of rows/16 (48 k-steps, 1.05 waves) stay: they are shallower than FILL_DEPTH x kmin
+    # already; 1 x 17823 x 60260's 15 of rows/1, fused (8 blocks an SM, one fewer than unfused), stay: 16 make a third
+    # wave; 2 x 15221 x 21699 (rows/2: 8 blocks an SM at 32-bit offsets, 6 at 64-bit) fills to 17 or 13
     assert [S.plan(*shape, sms=132).splits for shape in [(16, 4096, 11008), (4, 8192, 8192), (24, 5000, 3000),
-                                                         (4096, 16, 4096), (16, 2048, 16384), (11, 4647, 685)]] == [
-        33, 11, 13, 16, 33, 15]
+                                                         (4096, 16, 4096), (16, 2048, 16384), (11, 4647, 685),
+                                                         (1, 17823, 60260), (2, 15221, 21699)]] == [
+        33, 11, 13, 16, 33, 15, 15, 17]
+    assert S.plan(2, 15221, 21699, sms=132, wide=True).splits == 13
+    assert S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16)).splits == 32  # a forced kernel: filled too
     assert "thin_splits gives 22; more to fill the last wave" in S.plan(16, 4096, 11008, sms=132).why
     assert S.plan(16, 4096, 11008, sms=132, splits=22, tile=T.Thin("rows", 16)).splits == 22  # forced: kept
     with pytest.raises(ValueError, match="no entry in the table of blocks an SM"):
         T.ROW_VEC.blocks_per_sm(False)
+    with pytest.raises(ValueError, match="rows/16 has no fused variant"):
+        T.Thin("rows", 16).blocks_per_sm(False, True)
     # small problems: slices no shallower than kmin (two groups of 4 k-steps a warp), where the waves would ask more
     for shape, name, splits in [((27, 1138, 448), "rows/16", 14), ((1, 1274, 360), "rows/1", 12),
                                 ((2, 5, 1000), "rows/2", 32)]:
@@ -259,10 +268,13 @@ def test_thin_launch_bounds_leave_no_local_memory_with_64_bit_offsets(thin):
 def test_fused_split_k_leaves_the_hot_loop_and_local_memory_as_they_were(thin):
     """The variant whose last block adds the slices (util.splitk, ``fuse``; the kernels whose threads add at most
     MAX_ELEMENTS of the tile), 32- and 64-bit: no local memory, the hot loop's FMAs and loads as in the plain
-    variant, and the slices read back from L2 (``ld.global.cg``, SASS LDG.E.STRONG.GPU), never L1."""
+    variant, and the slices read back from L2 (``ld.global.cg``, SASS LDG.E.STRONG.GPU), never L1; numba's holds
+    Thin.blocks_per_sm(wide, fused=True) blocks an SM."""
     for wide in (False, True):
         plain = analyze(cubin_from_ptx(numba_ptx(T.numba_kernel(thin, wide, simulator=False), S.numba_sig())))
         numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(thin, wide, simulator=False, fuse=True), S.numba_sig()))
+        numba_ = analyze(numba_cubin)
+        assert max_blocks_per_sm(numba_.registers, thin.NT, numba_.shared_bytes) == thin.blocks_per_sm(wide, True)
         for cubin, name in ((numba_cubin, None), (T.c_twin(thin, wide, True).cubin("sm_90"), f"gemm_{thin.kind}_c")):
             report = analyze(cubin, name)
             assert report.spills == "none" and report.local_bytes == 0, (thin.name, wide, name, report.spills)

@@ -219,10 +219,11 @@ class Plan:
 
     @property
     def blocks_per_sm(self) -> int:
-        """The blocks an SM the rule counts waves in: a tile's MINB; a thin kernel's ``Thin.blocks_per_sm`` (ROW_VEC's
-        and COL_VEC's MINB)."""
+        """The blocks an SM of the variant that runs: a tile's MINB (its launch bound, which the rule counts waves in);
+        a thin kernel's ``Thin.blocks_per_sm`` (``thin_fill`` counts in it; ``thin_splits`` in MINB); ROW_VEC's and
+        COL_VEC's MINB."""
         if isinstance(self.tile, Thin) and not self.tile.vec:
-            return self.tile.blocks_per_sm(self.wide)
+            return self.tile.blocks_per_sm(self.wide, self.fused)
         return self.tile.MINB
 
 
@@ -301,7 +302,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     columns, one of ``THINS`` (util.sgemm_thin: only the FMAs C needs, the large operand read once a block of 16
     rows or columns); its slices are the fewest that keep each within its ``kmax`` (and no shallower than its
     ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are); where those
-    make more than one wave, as many more as fill the last wave (``thin_fill``).
+    make more than one wave of the blocks an SM the kernel holds, more, to fill the last wave, none shallower than
+    ``FILL_DEPTH`` x ``kmin`` (``thin_fill``).
     ``thin=False``, a forced ``splits`` or a forced ``tile`` of ``TILES`` keeps to the tiles.
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
@@ -344,7 +346,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         raise ValueError(f"m = {m} needs more than {MAX_GRID_Y} row tiles of {rows} rows, the most one launch's "
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
     if isinstance(tile, Thin):
-        return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced", aligned), fuse)
+        return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced", aligned, fuse), fuse)
     few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
     if few == Thin("rows", 1) and n % 4 == 0 and aligned[1]:
         few = ROW_VEC  # one row, B's rows 16-byte aligned: 16-byte loads
@@ -352,7 +354,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         few = COL_VEC  # one column: lanes along k (its blocks of 8 rows fit the grid up to 524,280 rows; cols/1 beyond)
     if few is not None:
         return _fused(_thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}",
-                                 aligned), fuse)
+                                 aligned, fuse), fuse)
     if splits is not None:  # only the tiles that this many slices leave none empty
         most = max(min(cdiv(k, t.BK), MAX_SPLITS) for t in tiles)
         if isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or not 1 <= splits <= most:
@@ -460,25 +462,35 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
 FILL_DEPTH = 2
 
 
-def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: bool) -> int:
-    """Where ``splits`` slices make more than one wave of blocks (at the blocks an SM the kernel holds,
-    ``Thin.blocks_per_sm``), the most slices of ``thin_slice_counts`` that make no more waves and are no shallower
-    than ``FILL_DEPTH`` times ``thin.kmin``: the last wave filled, every slice shallower. The time is about the waves
-    times a slice's depth, as the tiles' rule charges it (``CostModel.estimate``); ``thin_splits`` alone leaves a last
-    wave part empty (16 x 4096 x 11008: 22 slices of rows/16, 1.33 waves of 4 blocks an SM; 33 slices make 2.00 and
-    took 0.81x the time, H200, docs/notes.md). ROW_VEC and COL_VEC keep their slices."""
+def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: bool, fuse: bool | None = None) -> int:
+    """Where ``splits`` slices make more than one wave of blocks (at the blocks an SM the variant that runs holds,
+    ``Thin.blocks_per_sm``: 32- or ``wide`` 64-bit offsets, its slices added by its tiles' last blocks or not, as
+    ``fuse`` forces or ``fuse_choice`` takes at each count), the most slices of ``thin_slice_counts`` that make no more
+    waves, are no shallower than ``FILL_DEPTH`` times ``thin.kmin`` and keep the offsets' width; else ``splits``. The
+    last wave filled, every slice shallower: the time is about the waves times a slice's depth, as the tiles' rule
+    charges it (``CostModel.estimate``); ``thin_splits`` alone leaves a last wave part empty (16 x 4096 x 11008: 22
+    slices of rows/16, 1.33 waves of 4 blocks an SM; 33 slices make 2.00 and took 0.81x the time, H200,
+    docs/notes.md). The rule has no term for the cost of adding more slices: where a last wave of a few blocks
+    doubles them, the fill can lose (9 x 1078 x 8593: 59 -> 114 slices, 1.18x; docs/notes.md). ROW_VEC and COL_VEC
+    keep their slices."""
     if thin.vec:
         return splits
-    blocks, slots = cdiv(m, thin.BM) * cdiv(n, thin.BN), sms * thin.blocks_per_sm(wide)
-    waves, quanta = cdiv(blocks * splits, slots), cdiv(k, thin.BK)
-    if waves <= 1:
+    blocks, quanta = cdiv(m, thin.BM) * cdiv(n, thin.BN), cdiv(k, thin.BK)
+
+    def waves(s: int) -> int:
+        fused = s > 1 and fuses(thin.BM, thin.BN, thin.NT) and (fuse_choice(thin, s) if fuse is None else fuse)
+        return cdiv(blocks * s, sms * thin.blocks_per_sm(wide, bool(fused)))
+
+    first = waves(splits)
+    if first <= 1:
         return splits
-    return max(s for s in thin_slice_counts(k, thin) if s >= splits and cdiv(blocks * s, slots) == waves
-               and (s == splits or cdiv(quanta, s) * thin.BK >= FILL_DEPTH * thin.kmin))
+    return max((s for s in thin_slice_counts(k, thin) if s > splits and waves(s) == first
+                and cdiv(quanta, s) * thin.BK >= FILL_DEPTH * thin.kmin and (wide or s * m * n <= INT32_MAX)),
+               default=splits)
 
 
 def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None,
-               reason: str, aligned: tuple[bool, bool]) -> Plan:
+               reason: str, aligned: tuple[bool, bool], fuse: bool | None = None) -> Plan:
     """plan() for a Thin kernel (forced, or ``thin_choice``'s when ``splits`` is None and the caller did not force
     one): slices that leave none empty and none deeper than ``thin.kmax``, ``thin_splits``' count and then
     ``thin_fill``'s (offsets 64-bit if that count's need them); COL_VEC's 16-byte loads of both operands
@@ -488,20 +500,22 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     if not valid:
         raise ValueError(f"k = {k} needs more than MAX_SPLITS = {MAX_SPLITS} slices of at most {thin.kmax} for "
                          f"{thin.name}: use a tile of util.sgemm.TILES")
+    def offsets_wide(s: int) -> bool:
+        """The largest offset formed (loaded or not) with s slices passes int32: A's and B's offsets end within
+        thin.reach k-steps past k; the workspace."""
+        return max(m * k + thin.reach, (k + thin.reach) * n, s * m * n if s > 1 else 0) > INT32_MAX
+
     filled = ""
     if splits is None:
         base = thin_splits(m, n, k, thin, sms)
-        first = max(m * k + thin.reach, (k + thin.reach) * n, base * m * n if base > 1 else 0) > INT32_MAX
-        splits = thin_fill(m, n, k, thin, base, sms, first if wide is None else bool(wide))
+        splits = thin_fill(m, n, k, thin, base, sms, offsets_wide(base) if wide is None else bool(wide), fuse)
         filled = f" (thin_splits gives {base}; more to fill the last wave)" if splits != base else ""
     elif isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or int(splits) not in valid:
         raise ValueError(f"splits={splits!r} does not fit {thin.name} on k = {k}: slices of whole {thin.BK}-step "
                          f"quanta, at most {thin.kmax} deep, none empty, make one of {valid}")
     splits = int(splits)
     kslice = cdiv(quanta, splits) * thin.BK
-    # the largest offset formed (loaded or not): A's and B's offsets end within thin.reach k-steps past k; the workspace
-    big = max(m * k + thin.reach, (k + thin.reach) * n, splits * m * n if splits > 1 else 0)
-    wide = big > INT32_MAX if wide is None else bool(wide)
+    wide = offsets_wide(splits) if wide is None else bool(wide)
     vec = thin == COL_VEC and k % 4 == 0 and aligned[0] and aligned[1]  # both operands' loads 16-byte
     why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}{filled}" + (", 16-byte loads" if vec else "")
     return Plan(m, n, k, splits, kslice, vec, vec or thin == ROW_VEC, wide, thin, why)  # ROW_VEC: B's 16-byte

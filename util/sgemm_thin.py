@@ -88,14 +88,18 @@ class Thin:
         so more resident blocks is more bytes in flight an SM; both twins get the same bounds."""
         return _MINB[self.name]
 
-    def blocks_per_sm(self, wide: bool) -> int:
-        """The blocks an SM holds of this kernel's numba variant (32-bit or ``wide`` 64-bit offsets, the slices added
-        by a second kernel): its registers and shared memory on sm_90 (``util.occupancy.max_blocks_per_sm``), at least
-        ``MINB`` and more where ptxas took fewer registers than the bound allows (tests/test_sgemm_thin.py compiles
-        them). Not for ROW_VEC and COL_VEC, which plan() gives slices of their own."""
+    def blocks_per_sm(self, wide: bool, fused: bool = False) -> int:
+        """The blocks an SM holds of this kernel's numba variant (32-bit or ``wide`` 64-bit offsets; ``fused``: its
+        tiles' last blocks add the slices, util.splitk): its registers and shared memory on sm_90
+        (``util.occupancy.max_blocks_per_sm``, the wheels' ptxas), at least ``MINB`` and more where ptxas took fewer
+        registers than the bound allows (tests/test_sgemm_thin.py compiles each). Not for ROW_VEC and COL_VEC, which
+        plan() gives slices of their own."""
         if self.vec:
             raise ValueError(f"{self.name} has no entry in the table of blocks an SM (its slices follow its own rule)")
-        return _BLOCKS_PER_SM[self.name][bool(wide)]
+        blocks = _BLOCKS_PER_SM[self.name][2 * bool(fused) + bool(wide)]
+        if blocks is None:
+            raise ValueError(f"{self.name} has no fused variant (util.splitk.fuses): its slices take the second kernel")
+        return blocks
 
     @property
     def R(self) -> int:
@@ -181,11 +185,13 @@ class Thin:
 # loads of the large operand")
 _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
          "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1, "cols/1v": 6}
-# Thin.blocks_per_sm: (32-bit, 64-bit offsets) of each numba kernel without the fused sum (sm_90, the wheels' ptxas:
-# registers 56, 64 / 64, 80 / 80, 96 / 88, 96 / 120, 128 for rows/1-16, 80, 80 / 80, 96 / 98, 121 / 96, 94 / 124, 127
-# for cols/1-16; shared memory 17-34 KB, never the limit)
-_BLOCKS_PER_SM = {"rows/1": (9, 8), "rows/2": (8, 6), "rows/4": (6, 5), "rows/8": (5, 5), "rows/16": (4, 4),
-                  "cols/1": (6, 6), "cols/2": (6, 5), "cols/4": (4, 4), "cols/8": (5, 5), "cols/16": (4, 4)}
+# Thin.blocks_per_sm of each numba kernel: 32-bit and 64-bit offsets, then the same with the fused sum (None: no fused
+# variant). sm_90, the wheels' ptxas; registers (32-bit, 64-bit; fused 32-bit, 64-bit): rows/1 56, 64; 64, 64,
+# rows/2 64, 80; 72, 80, rows/4 80, 96; 80, 96, rows/8 88, 96, rows/16 120, 128, cols/1 80, 80; 80, 80, cols/2 80, 96;
+# 80, 96, cols/4 98, 121; 109, 128, cols/8 96, 94; 96, 96, cols/16 124, 127; shared memory 17-34 KB, never the limit
+_BLOCKS_PER_SM = {"rows/1": (9, 8, 8, 8), "rows/2": (8, 6, 7, 6), "rows/4": (6, 5, 6, 5), "rows/8": (5, 5, None, None),
+                  "rows/16": (4, 4, None, None), "cols/1": (6, 6, 6, 6), "cols/2": (6, 5, 6, 5), "cols/4": (4, 4, 4, 4),
+                  "cols/8": (5, 5, 5, 5), "cols/16": (4, 4, None, None)}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
 # The one-row kernel for B whose rows start 16-byte aligned (n % 4 == 0, B aligned): a block of VEC_WARPS warps on
 # 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, each warp VEC_ROWS rows of B in
