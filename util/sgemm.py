@@ -456,10 +456,11 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
     return next((s for s in valid if blocks * s >= target), valid[-1])
 
 
-# thin_fill's slices stay at least this many times Thin.kmin deep: of 26 random thin shapes whose slices it changed
-# (H200, docs/notes.md), the four it took down to kmin (32 k-steps) ran 1.02-1.16x longer, each block's fixed costs
-# (its staging and stores, one more slice to add) weighing against the few k-steps it saved
-FILL_DEPTH = 2
+# thin_fill's slices stay at least this many times Thin.kmin deep (96 k-steps): of the fills timed (H200,
+# docs/notes.md), 8 of the 16 that ended shallower ran 1.01-1.18x longer (and the four taken down to kmin, 1.02-1.16x),
+# of the 38 that ended at 96 or deeper, one (1.07x): each block's fixed costs (its staging and stores, one more slice
+# to add) weigh against the few k-steps a shallow slice saves
+FILL_DEPTH = 3
 
 
 def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: bool, fuse: bool | None = None) -> int:
