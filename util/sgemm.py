@@ -459,7 +459,8 @@ def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | Non
 # thin_fill's slices stay at least this many times Thin.kmin deep (96 k-steps): of the fills timed (H200,
 # docs/notes.md), 8 of the 16 that ended shallower ran 1.01-1.18x longer (and the four taken down to kmin, 1.02-1.16x),
 # of the 38 that ended at 96 or deeper, one (1.07x): each block's fixed costs (its staging and stores, one more slice
-# to add) weigh against the few k-steps a shallow slice saves
+# to add) weigh against the few k-steps a shallow slice saves. With it, of 46 fills timed again, 2 ran longer (9 x 1078
+# x 8593 1.23x, 1 x 4611 x 3447 1.06x)
 FILL_DEPTH = 3
 
 
@@ -472,7 +473,7 @@ def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: b
     charges it (``CostModel.estimate``); ``thin_splits`` alone leaves a last wave part empty (16 x 4096 x 11008: 22
     slices of rows/16, 1.33 waves of 4 blocks an SM; 33 slices make 2.00 and took 0.81x the time, H200,
     docs/notes.md). The rule has no term for the cost of adding more slices: where a last wave of a few blocks
-    doubles them, the fill can lose (9 x 1078 x 8593: 59 -> 114 slices, 1.18x; docs/notes.md). ROW_VEC and COL_VEC
+    adds many, the fill can lose (9 x 1078 x 8593: 59 -> 90 slices, 1.23x; docs/notes.md). ROW_VEC and COL_VEC
     keep their slices."""
     if thin.vec:
         return splits
