@@ -49,25 +49,20 @@ GRID = {  # the fitted constants' candidates (with WAVE_SECONDS for each tile's 
 RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
 
 
-def _draw(seed: int, count: int, aligned: bool, k_range: tuple[float, float] = (7, 14)) -> list[tuple[int, int, int]]:
+def _draw(seed: int, count: int, aligned: bool, k_range: tuple[float, float] = (7, 14),
+          square: bool = False) -> list[tuple[int, int, int]]:
+    """``count`` shapes, log-uniform: m and n in 64..8192 (``square``: m in 256..8192, n / m in 2^(-1/2)..2^(1/2)), k
+    in 2^k_range; ``aligned``: n and k rounded up to a multiple of 4; at most 2^33 multiply-adds."""
     rng = random.Random(seed)
     out = []
     while len(out) < count:
-        m, n, k = (int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(*k_range)))
+        if square:
+            m = int(2 ** rng.uniform(8, 13))
+            n, k = int(m * 2 ** rng.uniform(-0.5, 0.5)), int(2 ** rng.uniform(*k_range))
+        else:
+            m, n, k = (int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(*k_range)))
         if aligned:
             n, k = -(-n // 4) * 4, -(-k // 4) * 4
-        if m * n * k <= 2**33:
-            out.append((m, n, k))
-    return out
-
-
-def _draw_square(seed: int, count: int) -> list[tuple[int, int, int]]:
-    rng = random.Random(seed)
-    out = []
-    while len(out) < count:
-        m = int(2 ** rng.uniform(8, 13))
-        n, k = int(m * 2 ** rng.uniform(-0.5, 0.5)), int(2 ** rng.uniform(7, 14))
-        n, k = -(-n // 4) * 4, -(-k // 4) * 4
         if m * n * k <= 2**33:
             out.append((m, n, k))
     return out
@@ -79,7 +74,7 @@ def shapes() -> list[tuple[int, int, int]]:
     with k in 8..128; then SQUARE_COUNT from SQUARE_SEED with m in 256..8192 and n / m in 2^(-1/2)..2^(1/2), n and k
     rounded up to a multiple of 4."""
     return (_draw(SEED, COUNT, False) + _draw(ALIGNED_SEED, ALIGNED_COUNT, True)
-            + _draw(SHORT_SEED, SHORT_COUNT, False, (3, 7)) + _draw_square(SQUARE_SEED, SQUARE_COUNT))
+            + _draw(SHORT_SEED, SHORT_COUNT, False, (3, 7)) + _draw(SQUARE_SEED, SQUARE_COUNT, True, square=True))
 
 
 FAMILIES = (("the first family", COUNT), ("the aligned family", ALIGNED_COUNT), ("the short-K family", SHORT_COUNT),
@@ -117,7 +112,8 @@ def measure(runs: int, missing: bool) -> None:
             raise SystemExit(f"--missing: the record is from {old['device']} ({old['sms']} SMs; {old['versions']}), "
                              f"this is {here[0]} ({here[1]} SMs; {here[2]}): measure every shape (without --missing)")
         # an entry whose choices are not today's (a tile added or gone) is timed again
-        kept = {tuple(e["shape"]): e for e in old["shapes"] if tuple(e["shape"]) in set(todo)
+        drawn = set(todo)
+        kept = {tuple(e["shape"]): e for e in old["shapes"] if tuple(e["shape"]) in drawn
                 and set(e["us"]) == {f"{name} s={s}" for name, s in options(S, *e["shape"], sms)}}
     for i, (m, n, k) in enumerate(todo):
         if (m, n, k) in kept:

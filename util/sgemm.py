@@ -397,6 +397,12 @@ def fuse_choice(tile: Tile | Thin, splits: int) -> bool:
             and cdiv(splits, slices_a_round(tile.BM, tile.BN, tile.NT)) <= FUSE_ROUNDS)
 
 
+def fused_at(tile: Tile | Thin, splits: int, fuse: bool | None) -> bool:
+    """Whether ``splits`` slices of ``tile`` are added by each output tile's last block: as ``fuse`` forces it, else
+    ``fuse_choice``; never with one slice."""
+    return splits > 1 and (fuse_choice(tile, splits) if fuse is None else bool(fuse))
+
+
 def _fused(p: Plan, fuse: bool | None) -> Plan:
     """p with ``fused`` set: forced by ``fuse`` (a thin kernel's, only meaningful with several slices), else
     ``fuse_choice``."""
@@ -405,7 +411,7 @@ def _fused(p: Plan, fuse: bool | None) -> Plan:
     if fuse and not (isinstance(p.tile, Thin) and fuses(p.tile.BM, p.tile.BN, p.tile.NT)):
         raise ValueError(f"fuse=True takes a thin kernel whose threads add at most {MAX_ELEMENTS} elements of the tile "
                          f"(util.splitk; rows/1-4, cols/1-8); {p.tile.name} adds its slices with a second kernel")
-    fused = p.splits > 1 and (fuse_choice(p.tile, p.splits) if fuse is None else fuse)
+    fused = fused_at(p.tile, p.splits, fuse)
     return replace(p, fused=fused, why=p.why + (", added by each tile's last block" if fused else ""))
 
 
@@ -479,9 +485,9 @@ def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: b
         return splits
     blocks, quanta = cdiv(m, thin.BM) * cdiv(n, thin.BN), cdiv(k, thin.BK)
 
-    def waves(s: int) -> int:
-        fused = s > 1 and fuses(thin.BM, thin.BN, thin.NT) and (fuse_choice(thin, s) if fuse is None else fuse)
-        return cdiv(blocks * s, sms * thin.blocks_per_sm(wide, bool(fused)))
+    def waves(s: int) -> int:  # a kernel without a fused variant refuses a forced fuse later, in _fused
+        fused = fused_at(thin, s, fuse) and fuses(thin.BM, thin.BN, thin.NT)
+        return cdiv(blocks * s, sms * thin.blocks_per_sm(wide, fused))
 
     first = waves(splits)
     if first <= 1:
@@ -502,6 +508,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     if not valid:
         raise ValueError(f"k = {k} needs more than MAX_SPLITS = {MAX_SPLITS} slices of at most {thin.kmax} for "
                          f"{thin.name}: use a tile of util.sgemm.TILES")
+
     def offsets_wide(s: int) -> bool:
         """The largest offset formed (loaded or not) with s slices passes int32: A's and B's offsets end within
         thin.reach k-steps past k; the workspace."""
