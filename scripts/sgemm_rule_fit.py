@@ -37,6 +37,10 @@ SHORT_SEED, SHORT_COUNT = 18, 48
 # N and K rounded up to a multiple of 4: the shapes users most often have, which independent log-uniform m and n
 # rarely draw with both operands aligned (the first three families hold 2 such shapes, 6 without the bound on m)
 SQUARE_SEED, SQUARE_COUNT = 19, 48
+# A fifth family of mid-sized near-square outputs with long K (m in 256..2048, n as the fourth's, k in 2048..16384),
+# N and K rounded up to a multiple of 4: where the 128 x 128 tile needs many slices to fill the GPU and the sliced
+# 64 x 64 tile few, so the rule's cost of the split weighs most (the fourth family holds 4 such shapes)
+LONG_SEED, LONG_COUNT = 20, 48
 LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 WAVE_SECONDS = tuple(us * 1e-6 for us in (0, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 10, 12, 16, 24))
 GRID = {  # the fitted constants' candidates (with WAVE_SECONDS for each tile's wave cost: ``grid``)
@@ -50,14 +54,14 @@ RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
 
 
 def _draw(seed: int, count: int, aligned: bool, k_range: tuple[float, float] = (7, 14),
-          square: bool = False) -> list[tuple[int, int, int]]:
-    """``count`` shapes, log-uniform: m and n in 64..8192 (``square``: m in 256..8192, n / m in 2^(-1/2)..2^(1/2)), k
-    in 2^k_range; ``aligned``: n and k rounded up to a multiple of 4; at most 2^33 multiply-adds."""
+          square: bool = False, m_range: tuple[float, float] = (8, 13)) -> list[tuple[int, int, int]]:
+    """``count`` shapes, log-uniform: m and n in 64..8192 (``square``: m in 2^m_range, n / m in 2^(-1/2)..2^(1/2)),
+    k in 2^k_range; ``aligned``: n and k rounded up to a multiple of 4; at most 2^33 multiply-adds."""
     rng = random.Random(seed)
     out = []
     while len(out) < count:
         if square:
-            m = int(2 ** rng.uniform(8, 13))
+            m = int(2 ** rng.uniform(*m_range))
             n, k = int(m * 2 ** rng.uniform(-0.5, 0.5)), int(2 ** rng.uniform(*k_range))
         else:
             m, n, k = (int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(6, 13)), int(2 ** rng.uniform(*k_range)))
@@ -72,13 +76,14 @@ def shapes() -> list[tuple[int, int, int]]:
     """COUNT random shapes: m and n log-uniform in 64..8192, k in 128..16384, at most 2^33 multiply-adds; then
     ALIGNED_COUNT more from ALIGNED_SEED, with n and k rounded up to a multiple of 4; then SHORT_COUNT from SHORT_SEED
     with k in 8..128; then SQUARE_COUNT from SQUARE_SEED with m in 256..8192 and n / m in 2^(-1/2)..2^(1/2), n and k
-    rounded up to a multiple of 4."""
+    rounded up to a multiple of 4; then LONG_COUNT from LONG_SEED as those, with m in 256..2048 and k in 2048..16384."""
     return (_draw(SEED, COUNT, False) + _draw(ALIGNED_SEED, ALIGNED_COUNT, True)
-            + _draw(SHORT_SEED, SHORT_COUNT, False, (3, 7)) + _draw(SQUARE_SEED, SQUARE_COUNT, True, square=True))
+            + _draw(SHORT_SEED, SHORT_COUNT, False, (3, 7)) + _draw(SQUARE_SEED, SQUARE_COUNT, True, square=True)
+            + _draw(LONG_SEED, LONG_COUNT, True, (11, 14), square=True, m_range=(8, 11)))
 
 
 FAMILIES = (("the first family", COUNT), ("the aligned family", ALIGNED_COUNT), ("the short-K family", SHORT_COUNT),
-            ("the near-square family", SQUARE_COUNT))  # in shapes()' order
+            ("the near-square family", SQUARE_COUNT), ("the long-K near-square family", LONG_COUNT))  # shapes()' order
 
 
 def options(S, m: int, n: int, k: int, sms: int) -> list[tuple[str, int]]:

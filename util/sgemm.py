@@ -234,22 +234,23 @@ class CostModel:
     ``block_overhead_tiles``: a block's fixed cost in tiles; a wave of blocks' fixed cost outside its k-loop (its
     first loads and its stores of C), which on short K outweighs the k-loop: with 16-byte loads of both operands,
     ``wave_vec_seconds`` for a wave of 2 blocks of 128 x 128 and in proportion to the results an SM holds for other
-    tiles (4 us would be an SM's 128 KB of C written at 1/132 of 4.3 TB/s, the H200's copy rate); with a 4-byte
-    operand, ``wave_seconds``, each tile's own (tile name, seconds), which grow faster with the tile;
+    tiles (fitted: 1.5 us; an SM's 128 KB of C written at 1/132 of 4.3 TB/s, the H200's copy rate, takes 4 us);
+    with a 4-byte operand, ``wave_seconds``, each tile's own (tile name, seconds), which grow faster with the tile;
     ``workspace_bytes_per_s``: the rate at which split slices are written and read back; ``second_launch_s``: the
     cost of the sum's launch; ``operand_bytes_per_s``: the rate at which the blocks read their panels of A and B (an
     output tile reads BM + BN rows of K, mostly from L2: a smaller tile reads more for the same FMAs). All but
     ``tile_seconds`` are fitted (``scripts/sgemm_rule_fit.py``, coordinate descent on a grid) to the times of every
-    choice on 240 random shapes recorded in util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4,
-    48 with k in 8..128, 48 near-square outputs with n and k multiples of 4)."""
+    choice on 288 random shapes recorded in util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4,
+    48 with k in 8..128, 48 near-square outputs with n and k multiples of 4, 48 more of those with m in 256..2048 and
+    k in 2048..16384)."""
 
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
     workspace_bytes_per_s: float = 1e12
-    second_launch_s: float = 3e-6
+    second_launch_s: float = 4e-6
     operand_bytes_per_s: float = 16e12
-    wave_vec_seconds: float = 4e-6
-    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 8e-6), ("64x128", 4e-6), ("64x64/2k", 1e-6))
+    wave_vec_seconds: float = 1.5e-6
+    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 6e-6), ("64x128", 3e-6), ("64x64/2k", 0.0))
 
     def wave_cost(self, t: Tile, vec: bool) -> float:
         """A wave's fixed cost with tile t: ``vec``, both operands take 16-byte loads (``wave_vec_seconds``, scaled);
