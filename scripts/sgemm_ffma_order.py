@@ -2,8 +2,10 @@
 offset width), the kernel with each order of ``util.sgemm.FFMA_ORDERS``, verified and timed in one interleaved run
 (shuffled, L2 flushed, launch overhead hidden, one slice, the tile forced) on a shape that takes that variant (where
 that shape shifts B's right edge, ``Plan.shift_b``, the same loads without the shift are a variant of their own,
-searched on a shape with n = BN - 1); the fastest median is recorded in util/sgemm_ffma_order.json, with every
-order's time.
+searched on a shape with n = BN - 1; where B's loads are 16-byte on a tile with ``VC``, the shape's C is aligned
+and the variant stores C 16 bytes at a time, ``Plan.vc``: the 4-byte stores those variants take on a C that is not
+16-byte aligned keep their earlier entries); the fastest median is recorded in util/sgemm_ffma_order.json, with
+every order's time.
 
     python scripts/sgemm_ffma_order.py [--runs 7] [--tiles 128x128 64x128]   (GPU machine) print the table and
                                                                              compare it with the record
@@ -75,7 +77,7 @@ def main() -> None:
                     if wrong:
                         raise SystemExit(f"{run}: wrong results from {wrong}: fix the kernel before recording")
                     for compiler in ("numba", "cuda_c"):
-                        key = S.ffma_order_key(compiler, tile, va, vb, wide, p.shift_b)
+                        key = S.ffma_order_key(compiler, tile, va, vb, wide, p.shift_b, p.vc)
                         times[key] = {o: round(tab[f"{compiler} {o}"].median * 1e6, 1) for o in S.FFMA_ORDERS}
                         chosen[key] = min(S.FFMA_ORDERS, key=lambda o: times[key][o])
                         best = times[key][chosen[key]]

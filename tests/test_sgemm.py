@@ -2,6 +2,7 @@
 anything is written, the plan rule's invariants, and the machine code each variant is for (sm_90 SASS)."""
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -70,6 +71,8 @@ def test_every_variant_has_a_recorded_ffma_order():
                 assert S.ffma_order(compiler, tile, bool(va), bool(vb), bool(wide)) in S.FFMA_ORDERS
                 if not vb and tile.B4 > 1:  # the shifted right edge of B: other machine code, its own order
                     assert S.ffma_order(compiler, tile, bool(va), False, bool(wide), True) in S.FFMA_ORDERS
+                if vb and tile.VC:  # 16-byte stores of C: other registers, their own order
+                    assert S.ffma_order(compiler, tile, bool(va), True, bool(wide), vc=True) in S.FFMA_ORDERS
     p = Problem(8, 8, 8)
     p.poison()
     with pytest.raises(ValueError, match="order must be one of"):
@@ -107,6 +110,22 @@ def test_the_plan_picks_loads_by_alignment():
     assert S.plan(64, 64, 8, aligned=(False, True)).va is False
     assert S.plan(70000, 64, 40000).wide and not S.plan(70000, 40000, 8).wide  # offsets into A, B: 64-bit past 2^31
     assert S.plan(70000, 8, 40000).wide  # the thin kernels' too
+
+
+def test_the_plan_stores_16_bytes_where_n_and_c_allow_on_the_tiles_with_vc():
+    assert [t.name for t in S.TILES if t.VC] == ["64x128", "64x64/2k"]  # 128 x 128: the quads would spill
+    for tile in (S.SMALL_TILE, S.TINY_TILE):
+        assert S.plan(300, 300, 40, tile=tile).vc and not S.plan(300, 302, 40, tile=tile).vc  # n % 4
+        assert not S.plan(300, 300, 40, tile=tile, splits=1, aligned=(True, True, False)).vc  # C not 16-byte aligned
+        assert S.plan(300, 300, 400, tile=tile, splits=2, aligned=(True, True, False)).vc  # ... but the workspace is
+        assert not S.plan(300, 300, 40, tile=tile, aligned=(True, False, True)).vc  # B's rows: 4-byte loads
+    assert not S.plan(300, 300, 40, tile=S.TILE).vc and not S.plan(1, 300, 40).vc  # no VC; a thin kernel
+    with pytest.raises(ValueError, match="aligned is"):
+        S.plan(64, 64, 8, aligned=(True,))
+    with pytest.raises(ValueError, match="vc .16-byte stores of C. needs"):
+        S.numba_kernel(True, True, False, S.TILE, vc=True)
+    with pytest.raises(ValueError, match="needs TN = 4"):
+        S.Tile(TN=2, VC=True)
 
 
 def test_bad_input_is_refused_and_nothing_is_written():
@@ -293,6 +312,21 @@ def test_shifted_right_edge_gives_b_one_address_a_piece(tile, va):
     shifted, clamped = hot_loop(True), hot_loop(False)
     assert shifted.opcodes["IMAD.WIDE"] <= pieces < clamped.opcodes["IMAD.WIDE"]
     assert shifted.size < clamped.size and not any(op.startswith(("LDL", "STL")) for op in shifted.opcodes)
+
+
+@pytest.mark.parametrize("tile, va", [(S.SMALL_TILE, True), (S.TINY_TILE, False)])
+def test_16_byte_stores_of_c(tile, va):
+    """With vc every result leaves in a 16-byte store (FM * FN / 4 of them, no 4-byte ones), in both twins; without,
+    in 4-byte ones; the recorded FMA order of each variant leaves no local memory anywhere in the kernel."""
+    for vc in (False, True):
+        numba_cubin = cubin_from_ptx(numba_ptx(S.numba_kernel(va, True, False, tile, simulator=False, vc=vc),
+                                               S.numba_sig(), launch_bounds=(tile.NT, tile.MINB)))
+        for cubin in (numba_cubin, S.c_twin(va, True, False, tile, vc=vc).cubin("sm_90")):
+            report = analyze(cubin)
+            stores = Counter(i.opcode for i in report.instructions if i.opcode.startswith("STG"))
+            results = tile.WMI * tile.TM * tile.WNI * tile.TN
+            assert stores == ({"STG.E.128": results // 4} if vc else {"STG.E": results}), (vc, stores)
+            assert report.spills == "none", (vc, report.spills)
 
 
 def test_a_tile_refuses_k_groups_that_do_not_divide_its_depth():

@@ -29,6 +29,7 @@ say it. Under numba's simulator they are plain Python arithmetic.
     v0, v1, v2, v3 = ldg128_cs_at(arr, i)  # the same, streamed (``ld.global.cs.v4``, CUDA C's __ldcs of a float4)
     v0, v1, v2, v3 = ldg128_nc_at(arr, i)  # the same through the read-only path (``ld.global.nc.v4``, as a C
                                            # ``const float* __restrict__`` float4 load)
+    stg128_at(arr, i, v0, v1, v2, v3)      # the 16-byte store (``st.global.v4``, C's *(float4*)(p + i) = ...)
 
 3. Asynchronous global -> shared copies (``cp.async``, SASS ``LDGSTS``), as inline PTX:
 
@@ -162,6 +163,16 @@ if SIMULATED:
     def ldg128_nc_at(arr, i):
         """ldg128_at (the simulator has one data path)."""
         return ldg128_at(arr, i)
+
+    def stg128_at(arr, i, v0, v1, v2, v3):
+        """arr.flat[i:i+4] = v0..v3 (the simulator stores them one by one after the checks of ldg128_at)."""
+        flat = arr.reshape(-1)
+        if not 0 <= i <= flat.size - 4:
+            raise IndexError(f"stg128_at: elements {i}..{i + 3} are not all in an array of {flat.size}")
+        if i % 4:
+            raise ValueError(f"stg128_at: element {i} is not 16-byte aligned (i must be a multiple of 4 floats); "
+                             "on a GPU this store would be misaligned")
+        flat[i], flat[i + 1], flat[i + 2], flat[i + 3] = v0, v1, v2, v3
 
     def _copy(dst, di, src, si, size, nbytes):
         """cp.async's effect: ``size`` bytes of src from element si on (along its last index) -> dst from di on,
@@ -602,6 +613,29 @@ else:
 
         def codegen(context, builder, sig, args):
             return _load_float4(context, builder, sig, _global_pointer(context, builder, sig, args), invariant=True)
+
+        return sig, codegen
+
+    @intrinsic
+    def stg128_at(typingctx, arr, i, v0, v1, v2, v3):
+        """arr.flat[i:i+4] = (v0, v1, v2, v3) with ONE 16-byte store (``st.global.v4.f32``) at the data pointer plus
+        i (an unsigned i is zero-extended): i >= 0 and 16-byte alignment are the caller's promise."""
+        if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C" and arr.dtype == types.float32
+                and isinstance(i, types.Integer) and all(v == types.float32 for v in (v0, v1, v2, v3))):
+            return None
+        sig = types.void(arr, i, v0, v1, v2, v3)
+
+        def codegen(context, builder, sig, args):
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            index = args[1]
+            if sig.args[1].bitwidth < 64:
+                index = (builder.sext if sig.args[1].signed else builder.zext)(index, ir.IntType(64))
+            ptr = builder.addrspacecast(builder.gep(data, [index], inbounds=True), ir.PointerType(ir.FloatType(), 1))
+            vec = ir.Constant(ir.VectorType(ir.FloatType(), 4), ir.Undefined)
+            for x, v in enumerate(args[2:]):
+                vec = builder.insert_element(vec, v, ir.Constant(ir.IntType(32), x))
+            builder.store(vec, builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer(1)), align=16)
+            return context.get_dummy_value()
 
         return sig, codegen
 

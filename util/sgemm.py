@@ -12,7 +12,9 @@ This kernel keeps step 15's hot loop and changes what happens around it:
 - **a K tail**: whole BK-deep tiles take the hot loop; the last partial tile (k % BK) is loaded once with checks
   and zeros.
 - **alignment variants**: 16-byte loads of A when k % 4 == 0 and of B when n % 4 == 0 (and the arrays are 16-byte
-  aligned), 4-byte loads otherwise: four compiled variants, picked per call.
+  aligned), 4-byte loads otherwise: four compiled variants, picked per call. Where n % 4 == 0 the 64-row tiles also
+  store C 16 bytes at a time (``Tile.VC``, ``Plan.vc``): on short K, where writing C is most of a block's work, a
+  warp's 4-byte stores each touched 16 sectors of L2 for 128 bytes.
 - **split-K**: when m * n has too few tiles to fill the GPU, blockIdx.z splits K into slices; each writes its
   partial C into a workspace and a second kernel adds the slices in a fixed order (deterministic), four floats a
   thread where m * n and C's alignment allow and enough threads remain.
@@ -58,7 +60,9 @@ class Tile:
     """A BM x BN block tile, BK deep, of NT threads (256 by default: 8 warps of WM x WN), a lane computing WMI x WNI
     blocks of TM x TN results, SM x SN apart (the ladder's step 15b); PAD floats pad the rows of the transposed A tile.
     KG > 1 slices each tile's k-steps over KG groups of warps (sliced K): each group computes the whole block over
-    BK / KG of every tile's k-steps, and the groups' sums are added in shared memory at the end."""
+    BK / KG of every tile's k-steps, and the groups' sums are added in shared memory at the end. VC: where n % 4 ==
+    0 and C (or the split-K workspace) starts 16-byte aligned, a lane writes its TN = 4 adjacent results of a row
+    with one 16-byte store (``Plan.vc``) instead of four 4-byte ones."""
 
     BM: int = 128
     BN: int = 128
@@ -73,10 +77,13 @@ class Tile:
     MINB: int = 2  # launch_bounds' second argument: blocks per SM the registers must allow
     KG: int = 1  # groups of warps that share each tile's k-steps, BK / KG each (a multiple of 8)
     speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
+    VC: bool = False  # 16-byte stores of C where n % 4 == 0 and C is 16-byte aligned
 
     def __post_init__(self) -> None:
         if self.KG < 1 or self.BK % (8 * self.KG):
             raise ValueError(f"BK = {self.BK} must hold KG = {self.KG} groups of 8 k-steps")
+        if self.VC and self.TN != 4:
+            raise ValueError(f"VC (a lane's results of a row in one 16-byte store) needs TN = 4, got {self.TN}")
 
     @property
     def NT(self) -> int:
@@ -109,18 +116,20 @@ class Tile:
         return [f"-D{n}={int(getattr(self, n))}" for n in "BM BN BK TM TN WM WN WMI WNI PAD MINB KG".split()]
 
 
+# 16-byte stores of C (VC) only where they cost no registers: a store's 4 values must sit in an aligned quad of
+# registers, which at TILE's bound of 128 made ptxas spill in the hot loop (sm_90, both twins; docs/notes.md)
 TILE = Tile()
 # 64 x 128 in 4 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), 3 blocks an SM (up to 168 registers): twice
 # the blocks of TILE on small outputs and half the wasted rows when m <= 64, at 2% fewer FMA/s on large squares
 # (H200, scripts/sgemm_tile_rates.py, with each tile's recorded FMA order; docs/notes.md)
-SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978)
+SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978, VC=True)
 # 64 x 64, sliced K: 4 warps in 2 groups of 2 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), each group
 # taking 8 of every 16-deep tile's k-steps, the two sums added in shared memory at the end; 4 blocks an SM (up to
 # 128 registers). Four times the blocks of TILE without splitting K, so that outputs of about one wave or less keep
 # more SMs busy (cuBLAS runs a 64 x 64 tile there). It replaced a 64 x 64 tile of 4 warps of 32 x 32 (a lane's
 # 8 x 4 results, 8-deep tiles), which waited on shared memory (3 fragment reads for 32 FMAs where the 8 x 8 lane
 # reads 4 for 64) and ran at 0.82 of TILE's rate (H200, docs/notes.md)
-TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953)
+TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True)
 TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
@@ -147,14 +156,18 @@ def _recorded_orders() -> dict[str, str]:
     return json.loads(FFMA_ORDER_FILE.read_text())["orders"]
 
 
-def ffma_order_key(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False) -> str:
-    return f"{compiler} {tile.name} x{tile.MINB} {variant_name(va, vb, wide)}" + (", shifted B" if shift_b else "")
+def ffma_order_key(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False,
+                   vc: bool = False) -> str:
+    return (f"{compiler} {tile.name} x{tile.MINB} {variant_name(va, vb, wide)}" + (", shifted B" if shift_b else "")
+            + (", 16-byte C" if vc else ""))
 
 
-def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False) -> str:
+def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False,
+               vc: bool = False) -> str:
     """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it);
-    ``shift_b`` (``Plan.shift_b``) is a variant of its own: other machine code, its own order."""
-    key = ffma_order_key(compiler, tile, va, vb, wide, shift_b)
+    ``shift_b`` (``Plan.shift_b``) and ``vc`` (``Plan.vc``) make variants of their own: other machine code (with
+    ``vc``, other registers: a 16-byte store's 4 values in an aligned quad), their own order."""
+    key = ffma_order_key(compiler, tile, va, vb, wide, shift_b, vc)
     order = _recorded_orders().get(key)
     if order not in FFMA_ORDERS:
         raise KeyError(f"no FMA order recorded for {key!r} in {FFMA_ORDER_FILE.name}: run "
@@ -173,6 +186,13 @@ def _check_shift_b(shift_b: bool, vb: bool, tile: Tile) -> bool:
         raise ValueError(f"shift_b applies to B's 4-byte loads by whole pieces (vb False, a tile with B4 > 1); "
                          f"got vb={vb} on {tile.name} (B4 = {tile.B4})")
     return bool(shift_b)
+
+
+def _check_vc(vc: bool, vb: bool, tile: Tile) -> bool:
+    if vc and not (vb and tile.VC):
+        raise ValueError(f"vc (16-byte stores of C) needs n % 4 == 0, as vb does, and a tile with VC; got vb={vb} "
+                         f"on {tile.name} (VC {tile.VC})")
+    return bool(vc)
 
 
 def _check_order(order: str) -> None:
@@ -197,6 +217,7 @@ class Plan:
     tile: Tile | Thin = TILE
     why: str = ""
     fused: bool = False  # several slices added by each tile's last block (util.splitk), not a second kernel
+    c16: bool = True  # C starts 16-byte aligned
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -212,6 +233,12 @@ class Plan:
         """B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (``numba_kernel``'s
         ``shift_b``): where B takes 4-byte loads, a thread loads whole pieces (not spread) and n fills a tile."""
         return isinstance(self.tile, Tile) and b_by_pieces(self.vb, self.tile) and self.n >= self.tile.BN
+
+    @property
+    def vc(self) -> bool:
+        """16-byte stores of C (``Tile.VC``): on a tile with VC, where B's rows are 16-byte aligned (``vb``: n % 4
+        == 0) and what the kernel writes starts 16-byte aligned (C, or with several slices the workspace)."""
+        return isinstance(self.tile, Tile) and self.tile.VC and self.vb and (self.splits > 1 or self.c16)
 
     @property
     def workspace_floats(self) -> int:
@@ -295,7 +322,7 @@ def slice_counts(k: int, t: Tile) -> list[int]:
 
 @lru_cache(maxsize=4096)
 def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
-         aligned: tuple[bool, bool] = (True, True), wide: bool | None = None,
+         aligned: tuple[bool, ...] = (True, True, True), wide: bool | None = None,
          tile: Tile | Thin | None = None, thin: bool = True, fuse: bool | None = None) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
@@ -316,8 +343,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     1) * m * n * 4 bytes at ``workspace_bytes_per_s``) and the sum's launch; the cheapest wins (on a tie the larger
     tile, then fewer slices). ``tile`` and ``splits`` force a choice (checked, never clamped; forced slices go only
     to tiles they leave none empty).
-    16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` says its array
-    starts 16-byte aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
+    16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` (A, B and C) says
+    its array starts 16-byte aligned; 16-byte stores of C (``Plan.vc``) on the tiles with ``VC`` where B's loads
+    are 16-byte and C (or the workspace) is aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
     ``tile`` may also force one of ``THINS``, with or without ``splits``. Where C has one row and B's rows start
     16-byte aligned (n % 4 == 0 and ``aligned``), ``ROW_VEC`` (16-byte loads of B) takes rows/1's place; where C has
     one column, ``COL_VEC`` takes cols/1's (16-byte loads of both operands where k % 4 == 0 and both start 16-byte
@@ -338,6 +366,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     if tile == COL_VEC and n != 1:
         raise ValueError(f"COL_VEC ({COL_VEC.name}) takes C with one column; got n = {n}: use Thin('cols', {n})"
                          if n <= WIDTHS[-1] else f"COL_VEC ({COL_VEC.name}) takes C with one column; got n = {n}")
+    if len(aligned) not in (2, 3):
+        raise ValueError(f"aligned is (A, B) or (A, B, C): whether each starts 16-byte aligned; got {aligned!r}")
+    c16 = bool(aligned[2]) if len(aligned) == 3 else True
     m, n, k = int(m), int(n), int(k)
     sms = _sms() if sms is None else sms
 
@@ -378,7 +409,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     # the largest offset formed: the walking offsets end one tile past A (BK) and B (BK rows of n), the workspace
     big = max(m * k + tile.BK, (k + tile.BK) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
-    return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why), fuse)
+    return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why, c16=c16), fuse)
 
 
 # The thin kernels whose output tile's last block adds its slices (util.splitk), where that takes at most FUSE_ROUNDS
@@ -535,12 +566,13 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 
 @lru_cache(maxsize=None)
 def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
-                 order: str | None = None, shift_b: bool = False):
+                 order: str | None = None, shift_b: bool = False, vc: bool = False):
     """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
     ``gridDim.z`` slices of m x n (C itself when there is one), which ``splitk_sum`` adds; ``dst`` and
     ``flags``, which the thin kernels' fused split-K takes (``util.splitk``), are not read (one signature for
     every kernel). ``order``: the order of a k-step's FMAs (one of
-    ``FFMA_ORDERS``; default: the one recorded for this variant, ``ffma_order``). ``shift_b`` (``Plan.shift_b``;
+    ``FFMA_ORDERS``; default: the one recorded for this variant, ``ffma_order``). ``vc`` (``Plan.vc``): a lane's 4
+    results of a row in one 16-byte store (n % 4 == 0, ``out`` 16-byte aligned). ``shift_b`` (``Plan.shift_b``;
     only for B's 4-byte loads by whole pieces, and only launched with n >= BN): the right-edge block's tile starts
     at column n - BN instead of being clamped column by column, so a piece's 4 floats are always consecutive and one
     walking offset serves each piece (with per-column clamps each float needs its own); that block stores only
@@ -552,7 +584,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     GPU; pass it for static analysis from a simulator process)."""
     from numba import float32, int32, int64, uint32, uint64
 
-    from .intrinsics import add_nsw, at, ldg128_at
+    from .intrinsics import add_nsw, at, ldg128_at, stg128_at
 
     BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD = (tile.BM, tile.BN, tile.BK, tile.TM, tile.TN, tile.WM, tile.WN,
                                                  tile.WMI, tile.WNI, tile.PAD)
@@ -569,8 +601,9 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     # (measured slower there, docs/notes.md)
     SPREAD_B = not VB and B4 == 1
     SHIFT_B = _check_shift_b(shift_b, vb, tile)
+    VC = _check_vc(vc, vb, tile)
     ALIGN = None if simulator else 16
-    order = ffma_order("numba", tile, va, vb, wide, SHIFT_B) if order is None else order
+    order = ffma_order("numba", tile, va, vb, wide, SHIFT_B, VC) if order is None else order
     _check_order(order)
     COLS, SNAKE = order in ("col", "colsnake"), order in ("snake", "colsnake")
     NO, NI = (FN, FM) if COLS else (FM, FN)  # the outer and inner loop of the FMAs
@@ -789,6 +822,20 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         first = uint64(bcl) + uint64(bn)  # this thread's first column of C
         cols = uint32(un - first) if first < un else uint32(0)  # the columns of C from there on (< 2^31)
         skip = uint32(uint64(bcl0) - first) if SHIFT_B and uint64(bcl0) > first else uint32(0)
+        if VC:  # n % 4 == 0: a lane's 4 columns are all in C or all past it, one 16-byte store; each store's
+            # own predicate and the rows' offsets by adds (a branch a row kept numba's stores from overlapping)
+            row0 = uint64(brow) + uint64(am)
+            rb0 = base + row0 * un + first
+            for mi in range(WMI):
+                for i in range(TM):
+                    ok = row0 + uint64(mi * SM + i) < um
+                    rbase = rb0 + uint64(mi * SM + i) * un
+                    for ni in range(WNI):
+                        if ok and uint32(ni * SN) < cols:
+                            stg128_at(out, rbase + uint64(ni * SN), acc[mi * TM + i, ni * TN],
+                                      acc[mi * TM + i, ni * TN + 1], acc[mi * TM + i, ni * TN + 2],
+                                      acc[mi * TM + i, ni * TN + 3])
+            return
         for mi in range(WMI):
             for i in range(TM):
                 row = uint64(brow) + uint64(am + mi * SM + i)
@@ -1079,7 +1126,7 @@ class Prepared:
             raise ValueError(f"order is the order of the tiled kernels' FMAs; {tile.name} has none to choose")
         m, n, k, a, b, c = check_operands(a, b, c)
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile, thin=thin and order is None,
-                             aligned=(_aligned16(a), _aligned16(b)), fuse=fuse)
+                             aligned=(_aligned16(a), _aligned16(b), _aligned16(c)), fuse=fuse)
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
         flags = _counters_for(p.grid[0] * p.grid[1] if p.fused else 1)
         second = p.splits > 1 and not p.fused  # a second kernel adds the slices
@@ -1091,14 +1138,14 @@ class Prepared:
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, cf, flags, m, n, k,
                           p.kslice)
             kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused, va=p.va) if isinstance(p.tile, Thin) else
-                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b))
+                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc))
             self._main = kernel[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
             if second:
                 self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
             twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused, p.va) if isinstance(p.tile, Thin) else
-                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b))
+                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc))
             self._args = (a, b, ws if ws is not None else c, c, flags, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
@@ -1155,17 +1202,18 @@ def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: boo
 
 
 @lru_cache(maxsize=None)
-def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None, shift_b: bool = False):
-    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b)``: util/sgemm_any_shape.cu with those
+def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None, shift_b: bool = False,
+           vc: bool = False):
+    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b, vc=vc)``: util/sgemm_any_shape.cu with those
     macros. ``order``: as for numba_kernel; by default the order recorded for the twin's variant by the same
     search, run on the twin's own machine code."""
     from .cuda_c import CudaC
 
-    shift_b = _check_shift_b(shift_b, vb, tile)
-    order = ffma_order("cuda_c", tile, va, vb, wide, shift_b) if order is None else order
+    shift_b, vc = _check_shift_b(shift_b, vb, tile), _check_vc(vc, vb, tile)
+    order = ffma_order("cuda_c", tile, va, vb, wide, shift_b, vc) if order is None else order
     _check_order(order)
     options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}",
-                               f"-DSHIFT_B={int(shift_b)}",
+                               f"-DSHIFT_B={int(shift_b)}", f"-DVC={int(vc)}",
                                f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
                                f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}"]
     return CudaC.from_file(TWIN_SOURCE, "gemm_c", options=options)

@@ -3,6 +3,7 @@
 // are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice (added by a
 // second kernel, splitk_sum*_c; dst and flags, which the thin kernels' fused split-K takes, are not read here).
 // Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB, KG (util.sgemm.Tile); VA / VB: 16-byte loads of A / B;
+// VC: 16-byte stores of C (util.sgemm.Plan.vc);
 // WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS); SHIFT_B:
 // B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (util.sgemm.Plan.shift_b).
 #ifdef BM
@@ -218,6 +219,25 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
             for (int c = 0; c < FN; ++c) acc[i][c] += red[h][i * FN + c][tg];
 #endif
     const long long base = (long long)blockIdx.z * m * n;
+#if VC
+    // n % 4 == 0: a lane's 4 columns are all in C or all past it, one 16-byte store; each store's own predicate and
+    // the rows' offsets by adds (numba_kernel's form)
+    const long long row0 = brow + am, rb0 = base + row0 * n + bcl + bn;
+    #pragma unroll
+    for (int mi = 0; mi < WMI; ++mi)
+        #pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const bool ok = row0 + mi * SM + i < m;
+            const long long rbase = rb0 + (long long)(mi * SM + i) * n;
+            #pragma unroll
+            for (int ni = 0; ni < WNI; ++ni)
+                if (ok && bcl + bn + ni * SN < n)
+                    *reinterpret_cast<float4*>(out + rbase + ni * SN) = make_float4(
+                        acc[mi * TM + i][ni * TN], acc[mi * TM + i][ni * TN + 1], acc[mi * TM + i][ni * TN + 2],
+                        acc[mi * TM + i][ni * TN + 3]);
+        }
+    return;
+#endif
     #pragma unroll
     for (int mi = 0; mi < WMI; ++mi)
         #pragma unroll
