@@ -15,7 +15,7 @@ from util import cdiv, cuda  # noqa: E402
 from util.bench import INTRINSICS, Registry, default_sig  # noqa: E402
 from util.cuda_c import CudaC  # noqa: E402
 from util.kernel2 import variant7  # noqa: E402
-from util.intrinsics import add_nsw, at, ldg128_at, mul_nsw, nonneg  # noqa: E402
+from util.intrinsics import add_nsw, at, ldg128_at, mul_nsw, nonneg, stg128_at  # noqa: E402
 from util.plots import runtime_bars, sweep_lines, tflops_bars, waterfall  # noqa: E402
 
 from numba import int32, int64  # noqa: E402  # isort: skip
@@ -176,6 +176,19 @@ def test_ldg128_at_in_the_simulator():
     d_out = cuda.to_device(out)
     row_sums4[1, 32](cuda.to_device(a), d_out)
     np.testing.assert_allclose(d_out.copy_to_host(), a.astype(np.float64).sum(axis=1), rtol=1e-5)
+
+
+def test_stg128_at_in_the_simulator():
+    assert util.SIMULATED
+    arr = np.full((3, 4), np.nan, dtype=np.float32)
+    stg128_at(arr, 8, np.float32(1), np.float32(2), np.float32(3), np.float32(4))
+    assert np.isnan(arr[:2]).all() and arr[2].tolist() == [1.0, 2.0, 3.0, 4.0]
+    for bad in (-1, 9):
+        with pytest.raises(IndexError, match="stg128_at: elements .* are not all in an array of 12"):
+            stg128_at(arr, bad, 0, 0, 0, 0)
+    with pytest.raises(ValueError, match="this store would be misaligned"):
+        stg128_at(arr, 2, 0, 0, 0, 0)
+    assert np.isnan(arr[:2]).all()  # a refused store writes nothing
 
 
 def test_ldg128_at_is_one_16_byte_load_from_a_walking_pointer():

@@ -146,14 +146,19 @@ if SIMULATED:
         """arr[r, q:q+4] as four values (the simulator loads them one by one)."""
         return arr[r, q], arr[r, q + 1], arr[r, q + 2], arr[r, q + 3]
 
-    def ldg128_at(arr, i):
-        """arr.flat[i:i+4] as four values (the simulator checks that the four are in the array, and i % 4 == 0)."""
+    def _flat4(arr, i, name, access):
+        """arr flattened, after the checks that elements i..i+3 are in it and i % 4 == 0 (16-byte aligned)."""
         flat = arr.reshape(-1)
         if not 0 <= i <= flat.size - 4:
-            raise IndexError(f"ldg128_at: elements {i}..{i + 3} are not all in an array of {flat.size}")
+            raise IndexError(f"{name}: elements {i}..{i + 3} are not all in an array of {flat.size}")
         if i % 4:
-            raise ValueError(f"ldg128_at: element {i} is not 16-byte aligned (i must be a multiple of 4 floats); "
-                             "on a GPU this load would be misaligned")
+            raise ValueError(f"{name}: element {i} is not 16-byte aligned (i must be a multiple of 4 floats); "
+                             f"on a GPU this {access} would be misaligned")
+        return flat
+
+    def ldg128_at(arr, i):
+        """arr.flat[i:i+4] as four values (the simulator checks that the four are in the array, and i % 4 == 0)."""
+        flat = _flat4(arr, i, "ldg128_at", "load")
         return flat[i], flat[i + 1], flat[i + 2], flat[i + 3]
 
     def ldg128_cs_at(arr, i):
@@ -166,12 +171,7 @@ if SIMULATED:
 
     def stg128_at(arr, i, v0, v1, v2, v3):
         """arr.flat[i:i+4] = v0..v3 (the simulator stores them one by one after the checks of ldg128_at)."""
-        flat = arr.reshape(-1)
-        if not 0 <= i <= flat.size - 4:
-            raise IndexError(f"stg128_at: elements {i}..{i + 3} are not all in an array of {flat.size}")
-        if i % 4:
-            raise ValueError(f"stg128_at: element {i} is not 16-byte aligned (i must be a multiple of 4 floats); "
-                             "on a GPU this store would be misaligned")
+        flat = _flat4(arr, i, "stg128_at", "store")
         flat[i], flat[i + 1], flat[i + 2], flat[i + 3] = v0, v1, v2, v3
 
     def _copy(dst, di, src, si, size, nbytes):
