@@ -618,22 +618,19 @@ else:
 
     @intrinsic
     def stg128_at(typingctx, arr, i, v0, v1, v2, v3):
-        """arr.flat[i:i+4] = (v0, v1, v2, v3) with ONE 16-byte store (``st.global.v4.f32``) at the data pointer plus
-        i (an unsigned i is zero-extended): i >= 0 and 16-byte alignment are the caller's promise."""
+        """arr.flat[i:i+4] = (v0, v1, v2, v3) with ONE 16-byte store (``st.global.v4.f32``) at ``_global_pointer``
+        (i signed, or unsigned of 64 bits): i >= 0 and 16-byte alignment are the caller's promise."""
         if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C" and arr.dtype == types.float32
-                and isinstance(i, types.Integer) and all(v == types.float32 for v in (v0, v1, v2, v3))):
+                and isinstance(i, types.Integer) and (i.signed or i.bitwidth == 64)
+                and all(v == types.float32 for v in (v0, v1, v2, v3))):
             return None
         sig = types.void(arr, i, v0, v1, v2, v3)
 
         def codegen(context, builder, sig, args):
-            data = context.make_array(sig.args[0])(context, builder, args[0]).data
-            index = args[1]
-            if sig.args[1].bitwidth < 64:
-                index = (builder.sext if sig.args[1].signed else builder.zext)(index, ir.IntType(64))
-            ptr = builder.addrspacecast(builder.gep(data, [index], inbounds=True), ir.PointerType(ir.FloatType(), 1))
             vec = ir.Constant(ir.VectorType(ir.FloatType(), 4), ir.Undefined)
             for x, v in enumerate(args[2:]):
                 vec = builder.insert_element(vec, v, ir.Constant(ir.IntType(32), x))
+            ptr = _global_pointer(context, builder, sig, args)
             builder.store(vec, builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer(1)), align=16)
             return context.get_dummy_value()
 
