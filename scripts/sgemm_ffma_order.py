@@ -77,7 +77,7 @@ def main() -> None:
                     if wrong:
                         raise SystemExit(f"{run}: wrong results from {wrong}: fix the kernel before recording")
                     for compiler in ("numba", "cuda_c"):
-                        key = S.ffma_order_key(compiler, tile, va, vb, wide, p.shift_b, p.vc)
+                        key = S.ffma_order_key(compiler, tile, va, vb, wide, p.shift_b, p.vc, p.sc)
                         times[key] = {o: round(tab[f"{compiler} {o}"].median * 1e6, 1) for o in S.FFMA_ORDERS}
                         chosen[key] = min(S.FFMA_ORDERS, key=lambda o: times[key][o])
                         best = times[key][chosen[key]]

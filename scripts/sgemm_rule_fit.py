@@ -48,7 +48,7 @@ GRID = {  # the fitted constants' candidates (with WAVE_SECONDS for each tile's 
     "workspace_bytes_per_s": (0.75e12, 1e12, 1.5e12, 2e12, 3e12, 4e12, 6e12),
     "second_launch_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6, 8e-6, 12e-6, 16e-6),
     "operand_bytes_per_s": (4e12, 6e12, 8e12, 10e12, 12e12, 16e12, 24e12, 32e12, 48e12),
-    "wave_vec_seconds": WAVE_SECONDS,
+    "wave_vc_seconds": WAVE_SECONDS,
 }
 RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
 
@@ -157,8 +157,9 @@ def losses(S, model, record: list[dict], sms: int) -> list[float]:
         m, n, k = entry["shape"]
         us = entry["us"]
         choices = [(key, tiles[key.split(" s=")[0]], int(key.split(" s=")[1])) for key in us]
-        vec = n % 4 == 0 and k % 4 == 0  # the record's arrays start 16-byte aligned
-        pick = min(choices, key=lambda c: (model.estimate(m, n, k, c[1], c[2], sms, vec), S.TILES.index(c[1]), c[2]))
+        vb = n % 4 == 0  # the record's arrays start 16-byte aligned
+        pick = min(choices, key=lambda c: (model.estimate(m, n, k, c[1], c[2], sms, S.stores16(c[1], vb, c[2], True)),
+                                           S.TILES.index(c[1]), c[2]))
         out.append(us[pick[0]] / min(us.values()))
     return out
 

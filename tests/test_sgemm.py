@@ -73,6 +73,10 @@ def test_every_variant_has_a_recorded_ffma_order():
                     assert S.ffma_order(compiler, tile, bool(va), False, bool(wide), True) in S.FFMA_ORDERS
                 if vb and tile.VC:  # 16-byte stores of C: other registers, their own order
                     assert S.ffma_order(compiler, tile, bool(va), True, bool(wide), vc=True) in S.FFMA_ORDERS
+                if not vb and tile.SC:  # C through shared memory: another epilogue, its own order
+                    for shift_b in (False, True):
+                        assert S.ffma_order(compiler, tile, bool(va), False, bool(wide), shift_b,
+                                            sc=True) in S.FFMA_ORDERS
     p = Problem(8, 8, 8)
     p.poison()
     with pytest.raises(ValueError, match="order must be one of"):
@@ -234,7 +238,7 @@ def test_the_cost_rule_holds_the_fit_to_its_record():
     assert [tuple(e["shape"]) for e in data["shapes"]] == fit.shapes()
     assert fit.fit(S, data["shapes"], data["sms"]) == S.COST
     loss = fit.score(fit.losses(S, S.COST, data["shapes"], data["sms"]))
-    no_waves = dataclasses.replace(S.COST, wave_vec_seconds=0.0, wave_seconds=tuple((t.name, 0.0) for t in S.TILES))
+    no_waves = dataclasses.replace(S.COST, wave_vc_seconds=0.0, wave_seconds=tuple((t.name, 0.0) for t in S.TILES))
     for before in (dataclasses.replace(no_waves, block_overhead_tiles=1.0, workspace_bytes_per_s=1e12,
                                        second_launch_s=0.0, operand_bytes_per_s=16e12),
                    dataclasses.replace(no_waves, block_overhead_tiles=0.0, workspace_bytes_per_s=1.5e12,
@@ -250,8 +254,8 @@ def test_the_cost_rule_wants_a_wave_cost_for_each_tile():
     odd = S.Tile(BN=64, MINB=3)
     with pytest.raises(ValueError, match="no wave cost for tile 128x64.*sgemm_rule_fit"):
         S.COST.estimate(1000, 1000, 100, odd, 1, 132, False)
-    assert S.COST.wave_cost(odd, True) == pytest.approx(S.COST.wave_vec_seconds * 0.75)
-    assert S.COST.wave_cost(S.TINY_TILE, True) == pytest.approx(S.COST.wave_vec_seconds * 0.5)
+    assert S.COST.wave_cost(odd, True) == pytest.approx(S.COST.wave_vc_seconds * 0.75)
+    assert S.COST.wave_cost(S.TINY_TILE, True) == pytest.approx(S.COST.wave_vc_seconds * 0.5)
     assert S.COST.wave_cost(S.TILE, False) == dict(S.COST.wave_seconds)["128x128"]
 
 
@@ -297,6 +301,51 @@ def test_machine_code(tile, va, vb):
     assert ops["LDS.128"] >= fragments - 1
     assert ops.get("LDG.E.128.CONSTANT", 0) + ops.get("LDG.E.128", 0) == 2 * (tile.A4 * va + tile.B4 * vb)
     assert loop.count("f64") == 0 and not any(op.startswith(("LDL", "STL")) for op in ops)
+
+
+def test_the_plan_stages_c_in_shared_memory_where_b_takes_4_byte_loads_on_the_tiles_with_sc():
+    assert [t.name for t in S.TILES if t.SC] == ["64x64/2k"]  # the sliced tile: its groups meet in shared memory
+    assert S.plan(300, 302, 40, tile=S.TINY_TILE).sc and not S.plan(300, 300, 40, tile=S.TINY_TILE).sc  # n % 4
+    assert S.plan(300, 300, 40, tile=S.TINY_TILE, aligned=(True, False, True)).sc  # B's rows not aligned
+    assert not S.plan(300, 300, 40, tile=S.TINY_TILE, splits=1, aligned=(True, True, False)).sc  # vb: 4-byte C
+    assert not S.plan(300, 302, 40, tile=S.SMALL_TILE).sc and not S.plan(1, 302, 40).sc  # no SC; a thin kernel
+    with pytest.raises(ValueError, match="sc .C stored through shared memory. is for B's 4-byte loads"):
+        S.numba_kernel(True, True, False, S.TINY_TILE, sc=True)
+    with pytest.raises(ValueError, match="sc .C stored through shared memory. is for B's 4-byte loads"):
+        S.c_twin(True, False, False, S.SMALL_TILE, sc=True)
+    with pytest.raises(ValueError, match="SC .C stored through shared memory. needs KG > 1"):
+        S.Tile(BM=64, MINB=3, SC=True)
+
+
+@pytest.mark.parametrize("shape, splits", [((70, 67, 40), 1), ((65, 130, 33), 2), ((129, 63, 50), 2), ((1, 65, 17), 1)])
+def test_c_through_shared_memory_is_correct(shape, splits):
+    """The staged stores on the sliced tile: edge rows and columns, the shifted right edge (n >= 64), split-K."""
+    p = S.plan(*shape, tile=S.TINY_TILE, splits=splits)
+    assert p.sc and p.shift_b == (shape[1] >= 64)
+    used, check = run(shape, seed=5, tile=S.TINY_TILE, splits=splits)
+    assert check.correct, f"{used}: {check}"
+
+
+@pytest.mark.parametrize("va", [False, True])
+def test_c_through_shared_memory_stores_whole_rows(va):
+    """With sc every thread of the block stores BM * BN / NT results (a warp's 32 adjacent floats of a row a store),
+    where without it group 0 stores its lanes' FM * FN each; one more barrier (the sum's tile is whole before it is
+    read), in both twins; numba's recorded order leaves no local memory anywhere in the kernel."""
+    tile = S.TINY_TILE
+    bars = {}
+    for sc in (False, True):
+        numba_cubin = cubin_from_ptx(numba_ptx(S.numba_kernel(va, False, False, tile, simulator=False, sc=sc),
+                                               S.numba_sig(), launch_bounds=(tile.NT, tile.MINB)))
+        for twin, cubin in (("numba", numba_cubin), ("C", S.c_twin(va, False, False, tile, sc=sc).cubin("sm_90"))):
+            report = analyze(cubin)
+            ops = Counter(i.opcode for i in report.instructions)
+            stores = {op: v for op, v in ops.items() if op.startswith("STG")}
+            per_thread = tile.BM * tile.BN // tile.NT if sc else tile.WMI * tile.TM * tile.WNI * tile.TN
+            assert stores == {"STG.E": per_thread}, (twin, sc, stores)
+            bars[twin, sc] = sum(v for op, v in ops.items() if op.startswith("BAR"))
+            if twin == "numba":
+                assert report.spills == "none", (sc, report.spills)
+    assert all(bars[twin, True] == bars[twin, False] + 1 for twin in ("numba", "C")), bars
 
 
 @pytest.mark.parametrize("tile, va", [(S.SMALL_TILE, False), (S.TINY_TILE, True)])

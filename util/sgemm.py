@@ -62,7 +62,10 @@ class Tile:
     KG > 1 slices each tile's k-steps over KG groups of warps (sliced K): each group computes the whole block over
     BK / KG of every tile's k-steps, and the groups' sums are added in shared memory at the end. VC: where n % 4 ==
     0 and C (or the split-K workspace) starts 16-byte aligned, a lane writes its TN = 4 adjacent results of a row
-    with one 16-byte store (``Plan.vc``) instead of four 4-byte ones."""
+    with one 16-byte store (``Plan.vc``) instead of four 4-byte ones. SC (sliced K only): where B takes 4-byte loads
+    (n % 4 != 0, or B not 16-byte aligned), the groups' sums meet in a BM x BN tile in shared memory and every thread
+    stores a column of it, a warp's store 32 adjacent floats of a row (``Plan.sc``), instead of group 0 storing its
+    lanes' results, each warp's store then every fourth float of 4 rows."""
 
     BM: int = 128
     BN: int = 128
@@ -78,12 +81,17 @@ class Tile:
     KG: int = 1  # groups of warps that share each tile's k-steps, BK / KG each (a multiple of 8)
     speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
     VC: bool = False  # 16-byte stores of C where n % 4 == 0 and C is 16-byte aligned
+    SC: bool = False  # C through shared memory, stored row by row, where B takes 4-byte loads (KG > 1)
 
     def __post_init__(self) -> None:
         if self.KG < 1 or self.BK % (8 * self.KG):
             raise ValueError(f"BK = {self.BK} must hold KG = {self.KG} groups of 8 k-steps")
         if self.VC and self.TN != 4:
             raise ValueError(f"VC (a lane's results of a row in one 16-byte store) needs TN = 4, got {self.TN}")
+        if self.SC and (self.KG < 2 or self.NT % self.BN or self.BM % (self.NT // self.BN)):
+            raise ValueError(f"SC (C stored through shared memory) needs KG > 1 (it takes the groups' shared sums) "
+                             f"and threads that cover whole rows of the tile; got KG = {self.KG}, NT = {self.NT}, "
+                             f"BM x BN = {self.BM} x {self.BN}")
 
     @property
     def NT(self) -> int:
@@ -129,7 +137,7 @@ SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978, VC=True)
 # more SMs busy (cuBLAS runs a 64 x 64 tile there). It replaced a 64 x 64 tile of 4 warps of 32 x 32 (a lane's
 # 8 x 4 results, 8-deep tiles), which waited on shared memory (3 fragment reads for 32 FMAs where the 8 x 8 lane
 # reads 4 for 64) and ran at 0.82 of TILE's rate (H200, docs/notes.md)
-TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True)
+TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True, SC=True)
 TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
@@ -157,17 +165,17 @@ def _recorded_orders() -> dict[str, str]:
 
 
 def ffma_order_key(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False,
-                   vc: bool = False) -> str:
+                   vc: bool = False, sc: bool = False) -> str:
     return (f"{compiler} {tile.name} x{tile.MINB} {variant_name(va, vb, wide)}" + (", shifted B" if shift_b else "")
-            + (", 16-byte C" if vc else ""))
+            + (", 16-byte C" if vc else "") + (", staged C" if sc else ""))
 
 
 def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False,
-               vc: bool = False) -> str:
+               vc: bool = False, sc: bool = False) -> str:
     """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it);
-    ``shift_b`` (``Plan.shift_b``) and ``vc`` (``Plan.vc``) make variants of their own: other machine code (with
-    ``vc``, other registers: a 16-byte store's 4 values in an aligned quad), their own order."""
-    key = ffma_order_key(compiler, tile, va, vb, wide, shift_b, vc)
+    ``shift_b`` (``Plan.shift_b``), ``vc`` (``Plan.vc``) and ``sc`` (``Plan.sc``) make variants of their own: other
+    machine code (with ``vc``, other registers: a 16-byte store's 4 values in an aligned quad), their own order."""
+    key = ffma_order_key(compiler, tile, va, vb, wide, shift_b, vc, sc)
     order = _recorded_orders().get(key)
     if order not in FFMA_ORDERS:
         raise KeyError(f"no FMA order recorded for {key!r} in {FFMA_ORDER_FILE.name}: run "
@@ -188,11 +196,24 @@ def _check_shift_b(shift_b: bool, vb: bool, tile: Tile) -> bool:
     return bool(shift_b)
 
 
+def stores16(tile: Tile, vb: bool, splits: int, c16: bool) -> bool:
+    """Whether tile t stores C 16 bytes at a time (``Plan.vc``): a tile with VC, B's rows 16-byte aligned (``vb``:
+    n % 4 == 0), and what the kernel writes 16-byte aligned (C, ``c16``; or with several slices the workspace)."""
+    return tile.VC and vb and (splits > 1 or c16)
+
+
 def _check_vc(vc: bool, vb: bool, tile: Tile) -> bool:
     if vc and not (vb and tile.VC):
         raise ValueError(f"vc (16-byte stores of C) needs n % 4 == 0, as vb does, and a tile with VC; got vb={vb} "
                          f"on {tile.name} (VC {tile.VC})")
     return bool(vc)
+
+
+def _check_sc(sc: bool, vb: bool, tile: Tile) -> bool:
+    if sc and (vb or not tile.SC):
+        raise ValueError(f"sc (C stored through shared memory) is for B's 4-byte loads (vb False) on a tile with SC; "
+                         f"got vb={vb} on {tile.name} (SC {tile.SC})")
+    return bool(sc)
 
 
 def _check_order(order: str) -> None:
@@ -238,7 +259,12 @@ class Plan:
     def vc(self) -> bool:
         """16-byte stores of C (``Tile.VC``): on a tile with VC, where B's rows are 16-byte aligned (``vb``: n % 4
         == 0) and what the kernel writes starts 16-byte aligned (C, or with several slices the workspace)."""
-        return isinstance(self.tile, Tile) and self.tile.VC and self.vb and (self.splits > 1 or self.c16)
+        return isinstance(self.tile, Tile) and stores16(self.tile, self.vb, self.splits, self.c16)
+
+    @property
+    def sc(self) -> bool:
+        """C stored through shared memory, row by row (``Tile.SC``): on a tile with SC, where B takes 4-byte loads."""
+        return isinstance(self.tile, Tile) and self.tile.SC and not self.vb
 
     @property
     def workspace_floats(self) -> int:
@@ -259,10 +285,10 @@ class CostModel:
     """plan()'s cost rule. ``tile_seconds``: one BK-deep tile of a 128 x 128 block, two blocks an SM, at the fp32
     peak of an H200-class SM (128 FMA lanes at ~1.98 GHz: 2 * 128 * 128 * 8 FMA / 128 lanes / 1.98e9 = 1.03 us);
     ``block_overhead_tiles``: a block's fixed cost in tiles; a wave of blocks' fixed cost outside its k-loop (its
-    first loads and its stores of C), which on short K outweighs the k-loop: with 16-byte loads of both operands,
-    ``wave_vec_seconds`` for a wave of 2 blocks of 128 x 128 and in proportion to the results an SM holds for other
-    tiles (fitted: 1.5 us; an SM's 128 KB of C written at 1/132 of 4.3 TB/s, the H200's copy rate, takes 4 us);
-    with a 4-byte operand, ``wave_seconds``, each tile's own (tile name, seconds), which grow faster with the tile;
+    first loads and its stores of C), which on short K outweighs the k-loop: where the tile stores C 16 bytes at a
+    time (``stores16``), ``wave_vc_seconds`` for a wave of 2 blocks of 128 x 128 and in proportion to the results an
+    SM holds for other tiles (an SM's 128 KB of C written at 1/132 of 4.3 TB/s, the H200's copy rate, takes 4 us);
+    else ``wave_seconds``, each tile's own (tile name, seconds);
     ``workspace_bytes_per_s``: the rate at which split slices are written and read back; ``second_launch_s``: the
     cost of the sum's launch; ``operand_bytes_per_s``: the rate at which the blocks read their panels of A and B (an
     output tile reads BM + BN rows of K, mostly from L2: a smaller tile reads more for the same FMAs). All but
@@ -273,30 +299,30 @@ class CostModel:
 
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
-    workspace_bytes_per_s: float = 1e12
+    workspace_bytes_per_s: float = 3e12
     second_launch_s: float = 4e-6
     operand_bytes_per_s: float = 16e12
-    wave_vec_seconds: float = 1.5e-6
-    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 6e-6), ("64x128", 3e-6), ("64x64/2k", 0.0))
+    wave_vc_seconds: float = 0.5e-6
+    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 12e-6), ("64x128", 6e-6), ("64x64/2k", 2e-6))
 
-    def wave_cost(self, t: Tile, vec: bool) -> float:
-        """A wave's fixed cost with tile t: ``vec``, both operands take 16-byte loads (``wave_vec_seconds``, scaled);
+    def wave_cost(self, t: Tile, vc: bool) -> float:
+        """A wave's fixed cost with tile t: ``vc``, it stores C 16 bytes at a time (``wave_vc_seconds``, scaled);
         else the tile's entry of ``wave_seconds``."""
-        if vec:
-            return self.wave_vec_seconds * t.MINB * t.BM * t.BN / (2 * 128 * 128)
+        if vc:
+            return self.wave_vc_seconds * t.MINB * t.BM * t.BN / (2 * 128 * 128)
         for name, seconds in self.wave_seconds:
             if name == t.name:
                 return seconds
         raise ValueError(f"the cost rule has no wave cost for tile {t.name}: add it to CostModel.wave_seconds and "
                          f"fit it (python scripts/sgemm_rule_fit.py --measure on a GPU machine)")
 
-    def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int, vec: bool) -> float:
-        """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs; ``vec``:
-        both operands take 16-byte loads."""
+    def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int, vc: bool) -> float:
+        """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs; ``vc``:
+        the tile stores C 16 bytes at a time (``stores16``)."""
         step = self.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
         tiles = cdiv(m, t.BM) * cdiv(n, t.BN)  # output tiles
         waves = cdiv(tiles * s, sms * t.MINB)
-        est = waves * ((cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step + self.wave_cost(t, vec))
+        est = waves * ((cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step + self.wave_cost(t, vc))
         est += tiles * (t.BM + t.BN) * cdiv(k, t.BK) * t.BK * 4 / self.operand_bytes_per_s
         if s > 1:
             est += (2 * s + 1) * m * n * 4 / self.workspace_bytes_per_s + self.second_launch_s
@@ -400,11 +426,12 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         tiles = fits
     va = k % 4 == 0 and aligned[0]
     vb = n % 4 == 0 and aligned[1]
-    options = [(COST.estimate(m, n, k, t, s, sms, va and vb), i, s, t) for i, t in enumerate(tiles)
+    options = [(COST.estimate(m, n, k, t, s, sms, stores16(t, vb, s, c16)), i, s, t) for i, t in enumerate(tiles)
                for s in ([splits] if splits is not None else slice_counts(k, t))]
     est, _, splits, tile = min(options, key=lambda o: o[:3])
+    one = COST.estimate(m, n, k, TILES[0], 1, sms, stores16(TILES[0], vb, 1, c16))
     why = (f"{tile.name} tiles, {splits} slice(s): est. {est * 1e6:.0f} us on {sms} SMs "
-           f"(one slice of {TILES[0].name}: {COST.estimate(m, n, k, TILES[0], 1, sms, va and vb) * 1e6:.0f} us)")
+           f"(one slice of {TILES[0].name}: {one * 1e6:.0f} us)")
     kslice = cdiv(cdiv(k, tile.BK), splits) * tile.BK
     # the largest offset formed: the walking offsets end one tile past A (BK) and B (BK rows of n), the workspace
     big = max(m * k + tile.BK, (k + tile.BK) * n, splits * m * n if splits > 1 else 0)
@@ -566,7 +593,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 
 @lru_cache(maxsize=None)
 def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
-                 order: str | None = None, shift_b: bool = False, vc: bool = False):
+                 order: str | None = None, shift_b: bool = False, vc: bool = False, sc: bool = False):
     """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
     ``gridDim.z`` slices of m x n (C itself when there is one), which ``splitk_sum`` adds; ``dst`` and
     ``flags``, which the thin kernels' fused split-K takes (``util.splitk``), are not read (one signature for
@@ -602,8 +629,9 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     SPREAD_B = not VB and B4 == 1
     SHIFT_B = _check_shift_b(shift_b, vb, tile)
     VC = _check_vc(vc, vb, tile)
+    SC = _check_sc(sc, vb, tile)
     ALIGN = None if simulator else 16
-    order = ffma_order("numba", tile, va, vb, wide, SHIFT_B, VC) if order is None else order
+    order = ffma_order("numba", tile, va, vb, wide, SHIFT_B, VC, SC) if order is None else order
     _check_order(order)
     COLS, SNAKE = order in ("col", "colsnake"), order in ("snake", "colsnake")
     NO, NI = (FN, FM) if COLS else (FM, FN)  # the outer and inner loop of the FMAs
@@ -661,6 +689,42 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         @cuda.jit(device=True)
         def gather(acc, g, tg):
             return True
+
+    CROWS, CS = NT // BN, (KG - 1, BM, BN)  # SC: the rows of C's tile that all threads store a pass; its tiles
+
+    @cuda.jit(device=True)
+    def staged(acc, out, g, t, am, bn, brow, bcl, bcl0, m, n):
+        """SC: every group's sums into one BM x BN tile in shared memory (group 0 adds the others' in order 1, 2, ...
+        to its own, each thread only at its own results' places), then every thread stores a column of it, the
+        block's consecutive threads on consecutive columns: a warp's store writes 32 adjacent floats of a row."""
+        cs = cuda.shared.array(CS, float32, alignment=ALIGN)
+        if g > 0:
+            for mi in range(WMI):
+                for i in range(TM):
+                    for ni in range(WNI):
+                        for jj in range(TN):
+                            cs[g - 1, am + mi * SM + i, bn + ni * SN + jj] = acc[mi * TM + i, ni * TN + jj]
+        cuda.syncthreads()
+        if g == 0:
+            for mi in range(WMI):
+                for i in range(TM):
+                    for ni in range(WNI):
+                        for jj in range(TN):
+                            v = acc[mi * TM + i, ni * TN + jj]
+                            for h in range(KG - 1):
+                                v += cs[h, am + mi * SM + i, bn + ni * SN + jj]
+                            cs[0, am + mi * SM + i, bn + ni * SN + jj] = v
+        cuda.syncthreads()
+        um, un = uint64(m), uint64(n)  # unsigned: no negative-index selects
+        c = t % uint32(BN)
+        col = uint64(bcl) + uint64(c)
+        if col < un and (not SHIFT_B or col >= uint64(bcl0)):
+            row0 = uint64(brow) + uint64(t // uint32(BN))
+            p = uint64(cuda.blockIdx.z) * um * un + row0 * un + col
+            for e in range(BM // CROWS):
+                if row0 + uint64(e * CROWS) < um:
+                    out[p] = cs[0, e * CROWS + t // uint32(BN), c]
+                p += uint64(CROWS) * un
 
     @cuda.jit(device=True)
     def a_at(t, l, x):
@@ -811,6 +875,9 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             cuda.syncthreads()
             buf ^= uint32(1)
             j += OFF(1)
+        if SC:
+            staged(acc, out, g, t, am, bn, brow, bcl, bcl0, mm, nn)
+            return
         if not gather(acc, g, tg):  # sliced K: the group that stores holds the sum
             return
         # the stores: unsigned (no negative-index selects), each row checked once, each column by a 32-bit compare
@@ -1138,14 +1205,14 @@ class Prepared:
             self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, cf, flags, m, n, k,
                           p.kslice)
             kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused, va=p.va) if isinstance(p.tile, Thin) else
-                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc))
+                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc))
             self._main = kernel[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
             if second:
                 self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (ws, cf, m * n, p.splits))
         else:
             twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused, p.va) if isinstance(p.tile, Thin) else
-                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc))
+                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc))
             self._args = (a, b, ws if ws is not None else c, c, flags, np.int32(m), np.int32(n), np.int32(k),
                           np.int32(p.kslice))
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
@@ -1203,17 +1270,18 @@ def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: boo
 
 @lru_cache(maxsize=None)
 def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None, shift_b: bool = False,
-           vc: bool = False):
-    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b, vc=vc)``: util/sgemm_any_shape.cu with those
-    macros. ``order``: as for numba_kernel; by default the order recorded for the twin's variant by the same
+           vc: bool = False, sc: bool = False):
+    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b, vc=vc, sc=sc)``: util/sgemm_any_shape.cu with
+    those macros. ``order``: as for numba_kernel; by default the order recorded for the twin's variant by the same
     search, run on the twin's own machine code."""
     from .cuda_c import CudaC
 
     shift_b, vc = _check_shift_b(shift_b, vb, tile), _check_vc(vc, vb, tile)
-    order = ffma_order("cuda_c", tile, va, vb, wide, shift_b, vc) if order is None else order
+    sc = _check_sc(sc, vb, tile)
+    order = ffma_order("cuda_c", tile, va, vb, wide, shift_b, vc, sc) if order is None else order
     _check_order(order)
     options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}",
-                               f"-DSHIFT_B={int(shift_b)}", f"-DVC={int(vc)}",
+                               f"-DSHIFT_B={int(shift_b)}", f"-DVC={int(vc)}", f"-DSC={int(sc)}",
                                f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
                                f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}"]
     return CudaC.from_file(TWIN_SOURCE, "gemm_c", options=options)

@@ -3,7 +3,7 @@
 // are not stored), the K tail loaded once with checks, K split over blockIdx.z into slices of kslice (added by a
 // second kernel, splitk_sum*_c; dst and flags, which the thin kernels' fused split-K takes, are not read here).
 // Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB, KG (util.sgemm.Tile); VA / VB: 16-byte loads of A / B;
-// VC: 16-byte stores of C (util.sgemm.Plan.vc);
+// VC: 16-byte stores of C (util.sgemm.Plan.vc); SC: C stored through shared memory (util.sgemm.Plan.sc);
 // WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS); SHIFT_B:
 // B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (util.sgemm.Plan.shift_b).
 #ifdef BM
@@ -200,7 +200,58 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
         __syncthreads();
         buf = 1 - buf;
     }
-#if KG > 1
+#if SC
+    // every group's sums into one BM x BN tile in shared memory (group 0 adds the others' in order to its own, each
+    // thread only at its own results' places), then every thread stores a column of it, consecutive threads on
+    // consecutive columns (numba_kernel's `staged`)
+    __shared__ __align__(16) float cs[KG - 1][BM][BN];
+    if (g > 0) {
+        #pragma unroll
+        for (int mi = 0; mi < WMI; ++mi)
+            #pragma unroll
+            for (int i = 0; i < TM; ++i)
+                #pragma unroll
+                for (int ni = 0; ni < WNI; ++ni)
+                    #pragma unroll
+                    for (int jj = 0; jj < TN; ++jj)
+                        cs[g - 1][am + mi * SM + i][bn + ni * SN + jj] = acc[mi * TM + i][ni * TN + jj];
+    }
+    __syncthreads();
+    if (g == 0) {
+        #pragma unroll
+        for (int mi = 0; mi < WMI; ++mi)
+            #pragma unroll
+            for (int i = 0; i < TM; ++i)
+                #pragma unroll
+                for (int ni = 0; ni < WNI; ++ni)
+                    #pragma unroll
+                    for (int jj = 0; jj < TN; ++jj) {
+                        float v = acc[mi * TM + i][ni * TN + jj];
+                        #pragma unroll
+                        for (int h = 0; h < KG - 1; ++h) v += cs[h][am + mi * SM + i][bn + ni * SN + jj];
+                        cs[0][am + mi * SM + i][bn + ni * SN + jj] = v;
+                    }
+    }
+    __syncthreads();
+    {
+        const int c = t % BN;
+        const long long col = bcl + c;
+#if SHIFT_B
+        if (col < n && col >= bcl0) {
+#else
+        if (col < n) {
+#endif
+            const long long row0 = brow + t / BN;
+            long long p = (long long)blockIdx.z * m * n + row0 * n + col;
+            #pragma unroll
+            for (int e = 0; e < BM / (NT / BN); ++e) {
+                if (row0 + e * (NT / BN) < m) out[p] = cs[0][e * (NT / BN) + t / BN][c];
+                p += (long long)(NT / BN) * n;
+            }
+        }
+    }
+    return;
+#elif KG > 1
     // groups 1, 2, ... hand their sums to group 0 through shared memory, which adds them in that order and stores
     __shared__ float red[KG - 1][FM * FN][NTG];  // element-major: conflict-free
     if (g > 0) {
