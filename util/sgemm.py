@@ -197,7 +197,7 @@ def _check_shift_b(shift_b: bool, vb: bool, tile: Tile) -> bool:
 
 
 def stores16(tile: Tile, vb: bool, splits: int, c16: bool) -> bool:
-    """Whether tile t stores C 16 bytes at a time (``Plan.vc``): a tile with VC, B's rows 16-byte aligned (``vb``:
+    """Whether ``tile`` stores C 16 bytes at a time (``Plan.vc``): a tile with VC, B's rows 16-byte aligned (``vb``:
     n % 4 == 0), and what the kernel writes 16-byte aligned (C, ``c16``; or with several slices the workspace)."""
     return tile.VC and vb and (splits > 1 or c16)
 
