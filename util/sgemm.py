@@ -48,7 +48,7 @@ from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after ut
 from .intrinsics import add_nsw, at_nc, ldg128_nc_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
-from .sgemm_thin import COL_VEC, ROW_VEC, THINS, WIDTHS, Thin, thin_for
+from .sgemm_thin import COL_VEC, ROW_VEC, ROW_VECS, THINS, VEC_ROWS, VEC_WARPS, WIDTHS, Thin, thin_for
 from .splitk import MAX_ELEMENTS, fuses, slices_a_round
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -383,11 +383,11 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
             raise ValueError(f"{name} must be an int in 1..2^31-1, got {v!r}")
-    if tile is not None and tile not in TILES + THINS + (ROW_VEC, COL_VEC):
+    if tile is not None and tile not in TILES + THINS + ROW_VECS + (COL_VEC,):
         raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}), THINS "
-                         f"({', '.join(t.name for t in THINS)}), ROW_VEC or COL_VEC, got {tile!r}")
-    if tile == ROW_VEC and not (m == 1 and n % 4 == 0 and aligned[1]):
-        raise ValueError(f"ROW_VEC ({ROW_VEC.name}) takes C with one row and B whose rows start 16-byte aligned "
+                         f"({', '.join(t.name for t in THINS)}), ROW_VECS or COL_VEC, got {tile!r}")
+    if tile in ROW_VECS and not (m == 1 and n % 4 == 0 and aligned[1]):
+        raise ValueError(f"ROW_VEC ({tile.name}) takes C with one row and B whose rows start 16-byte aligned "
                          f"(n % 4 == 0, B aligned); got m = {m}, n = {n}, B aligned: {aligned[1]}: use Thin('rows', 1)")
     if tile == COL_VEC and n != 1:
         raise ValueError(f"COL_VEC ({COL_VEC.name}) takes C with one column; got n = {n}: use Thin('cols', {n})"
@@ -407,7 +407,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced", aligned, fuse), fuse)
     few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
     if few == Thin("rows", 1) and n % 4 == 0 and aligned[1]:
-        few = ROW_VEC  # one row, B's rows 16-byte aligned: 16-byte loads
+        few = row_vec_choice(n, k, sms)  # one row, B's rows 16-byte aligned: 16-byte loads
     if few == Thin("cols", 1) and cdiv(m, COL_VEC.BM) <= MAX_GRID_Y:
         few = COL_VEC  # one column: lanes along k (its blocks of 8 rows fit the grid up to 524,280 rows; cols/1 beyond)
     if few is not None:
@@ -444,7 +444,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
 # own thread. Measured (H200, scratch probe in docs/notes.md, numba fused / second kernel): cols/1-8 and rows/1
 # 0.85-1.01 at up to 3 rounds (1.03-1.05 at 5 and more); rows/2 and rows/4 1.04-1.30 at every count. The tiled
 # kernels' 32 or 64 results a thread made every one of them spill (24-304 B, sm_90), so they take the second kernel
-FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", "rows/1v", "cols/1v")
+FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", "rows/1v", "rows/1v64", "rows/1v32", "cols/1v")
 FUSE_ROUNDS = 3
 
 
@@ -501,6 +501,23 @@ def thin_choice(m: int, n: int, k: int) -> Thin | None:
     smaller = "rows" if m <= n else "cols"
     pick = thin_for(m, n, min(kinds, key=lambda kind: (reads[kind], kind != smaller)))
     return pick if thin_slice_counts(k, pick) and cdiv(m, pick.BM) <= MAX_GRID_Y else None
+
+
+def row_vec_choice(n: int, k: int, sms: int) -> Thin:
+    """The one-row kernel's block width (one of ROW_VECS, blocks of 1024 threads, one an SM): of those whose slices
+    (``thin_splits``) hold at least two passes of its rows in flight (VEC_ROWS rows of each of its VEC_WARPS x G rows
+    at once; with fewer, its unrolled loop does not run and each row waits alone), the one whose blocks come nearest
+    one wave without passing it (cdiv(n, cb) x slices <= sms), on a tie the fewest slices, then the widest; where
+    none fits, ROW_VEC (128 columns). Narrow blocks put more SMs on B where n / 128 leaves most idle: at 1 x 4096 x
+    4096, 32 blocks of 128 columns (2 slices) read 94% of cuBLAS's rate, 128 of 32 columns 103% (H200,
+    docs/notes.md)."""
+    fits = []
+    for t in ROW_VECS:
+        s = thin_splits(1, n, k, t, sms)
+        blocks = cdiv(n, t.cb) * s
+        if cdiv(cdiv(k, t.BK), s) * t.BK >= 2 * VEC_ROWS * VEC_WARPS * t.G and blocks <= sms:
+            fits.append((blocks, -s, t.cb, t))
+    return max(fits)[3] if fits else ROW_VEC
 
 
 def thin_slice_counts(k: int, thin: Thin) -> list[int]:
@@ -586,7 +603,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     wide = offsets_wide(splits) if wide is None else bool(wide)
     vec = thin == COL_VEC and k % 4 == 0 and aligned[0] and aligned[1]  # both operands' loads 16-byte
     why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}{filled}" + (", 16-byte loads" if vec else "")
-    return Plan(m, n, k, splits, kslice, vec, vec or thin == ROW_VEC, wide, thin, why)  # ROW_VEC: B's 16-byte
+    return Plan(m, n, k, splits, kslice, vec, vec or thin in ROW_VECS, wide, thin, why)  # ROW_VEC: B's 16-byte
 
 
 # ---- numba ----------------------------------------------------------------------------------------------------

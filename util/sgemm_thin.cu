@@ -1,6 +1,6 @@
 // CUDA C twins of util/sgemm_thin.py's numba kernels: SGEMM where C has few rows (THIN_ROWS) or few columns
 // (THIN_COLS), the large operand read once, coalesced, with 4-byte loads, and C with one row and B 16-byte aligned
-// (THIN_ROWS_VEC: 16-byte loads; its macros NW, VROWS, WIDE, MINB, FUSE), and C with one column (THIN_COLS_VEC:
+// (THIN_ROWS_VEC: 16-byte loads; its macros NW, VROWS, CB, WIDE, MINB, FUSE), and C with one column (THIN_COLS_VEC:
 // lanes along k; its macros NW, CROWS, CLOADS, VA, WIDE, MINB, FUSE); the same algorithms, line for line.
 // Macros: W (rows / columns of C a block computes), WIDE (64-bit offsets), KP (the deepest K slice: Thin.kmax),
 // SHARED_FLOATS, NW (warps a block), MINB (launch bounds' blocks an SM), FUSE (the last block of an output tile adds
@@ -210,24 +210,27 @@ gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
 #endif
 
 #ifdef THIN_ROWS_VEC
-// C's columns c0 .. c0 + 128 of its one row over slice blockIdx.z of K, into out[blockIdx.z] (with FUSE, the tile's
-// last block adds the slices into dst, C); n % 4 == 0 and B 16-byte aligned. NW warps, VROWS rows of B in flight each.
+// C's columns c0 .. c0 + CB of its one row over slice blockIdx.z of K, into out[blockIdx.z] (with FUSE, the tile's
+// last block adds the slices into dst, C); n % 4 == 0 and B 16-byte aligned. NW warps, VROWS rows of B in flight each;
+// a warp's lanes on G = 128 / CB rows at once (CB / 4 lanes a row).
+#define G (128 / CB)
+#define L (CB / 4)
 extern "C" __global__ void __launch_bounds__(NT, MINB)
 gemm_rows_vec_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
                 float* __restrict__ dst, int* flags, int m, int n, int k, int kslice) {
-    __shared__ float red[NW][128];
-    const unsigned t = threadIdx.x, w = t / 32, lane = t % 32;
-    const off_t_ c0 = (off_t_)blockIdx.x * 128, kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
-    const off_t_ col = min(c0 + lane * 4, (off_t_)n - 4);  // the last block's clamped to the last 4 (not stored)
+    __shared__ float red[NW * G][CB];
+    const unsigned t = threadIdx.x, w = t / 32, lane = t % 32, q = w * G + lane / L;  // q: this lane's row of NW G
+    const off_t_ c0 = (off_t_)blockIdx.x * CB, kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
+    const off_t_ col = min(c0 + lane % L * 4, (off_t_)n - 4);  // the last block's clamped to the last 4 (not stored)
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    off_t_ r = kb + w, pb = r * n + col;  // warp w takes rows kb + w, kb + w + NW, ...
-    const off_t_ step = (off_t_)NW * n;
-    for (; r + (VROWS - 1) * NW < kend; r += VROWS * NW, pb += VROWS * step) {  // VROWS rows in flight
+    off_t_ r = kb + q, pb = r * n + col;  // rows kb + q, kb + q + NW G, ...
+    const off_t_ step = (off_t_)(NW * G) * n;
+    for (; r + (VROWS - 1) * NW * G < kend; r += VROWS * NW * G, pb += VROWS * step) {  // VROWS rows in flight
         float av[VROWS];
         float4 bv[VROWS];
         #pragma unroll
         for (int u = 0; u < VROWS; ++u) {
-            av[u] = a[r + u * NW];
+            av[u] = a[r + u * NW * G];
             bv[u] = __ldcs(reinterpret_cast<const float4*>(b + pb + u * step));
         }
         #pragma unroll
@@ -238,7 +241,7 @@ gemm_rows_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
             acc[3] += av[u] * bv[u].w;
         }
     }
-    for (; r < kend; r += NW, pb += step) {  // the slice's last rows, one at a time
+    for (; r < kend; r += NW * G, pb += step) {  // the slice's last rows, one at a time
         const float x = a[r];
         const float4 v = __ldcs(reinterpret_cast<const float4*>(b + pb));
         acc[0] += x * v.x;
@@ -247,17 +250,17 @@ gemm_rows_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
         acc[3] += x * v.w;
     }
     #pragma unroll
-    for (int j = 0; j < 4; ++j) red[w][lane * 4 + j] = acc[j];
+    for (int j = 0; j < 4; ++j) red[q][lane % L * 4 + j] = acc[j];
     __syncthreads();
-    if (t < 128) {  // thread t adds column c0 + t's sums, warp 0 first
-        float s = red[0][t];
+    if (t < CB) {  // thread t adds column c0 + t's sums in the order of their first rows
+        float s = -0.0f;  // -0.0 + x is x: the first sum is red[0][t] itself (as util/sgemm_thin.py's 16 at a time)
         #pragma unroll
-        for (int q = 1; q < NW; ++q) s += red[q][t];
+        for (int h = 0; h < NW * G; ++h) s += red[h][t];
         const off_t_ c = c0 + t;
         if (c < n) out[(off_t_)blockIdx.z * n + c] = s;
     }
 #if FUSE
-    add_slices<1, 128, NT>(out, dst, flags, m, n, 0, c0);  // the tile's last block adds the slices
+    add_slices<1, CB, NT>(out, dst, flags, m, n, 0, c0);  // the tile's last block adds the slices
 #endif
 }
 #endif

@@ -19,7 +19,9 @@ keep the large operand's loads coalesced and in flight:
   their sums by shuffles (xor 1, 2, 4: every lane gets the same sums, in the same order).
 
 A third, ``ROW_VEC`` (``rows/1v``), takes rows/1's place where C has one row and B's rows start 16-byte aligned: 32
-warps on 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, nothing staged. A
+warps on 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, nothing staged (or on
+64 or 32 columns, ``ROW_VECS``, a warp's lanes then on 2 or 4 rows of B at once: more blocks where n is small;
+``util.sgemm.row_vec_choice`` picks the width). A
 fourth, ``COL_VEC`` (``cols/1v``), takes cols/1's place where C has one column (a matrix-vector product A x): a
 warp's lanes lie along k, so that a warp's load reads 128 (4-byte loads) or 512 (16-byte loads, where k % 4 == 0
 and both operands start 16-byte aligned) contiguous bytes of one row of A, and each line of A is read by one load,
@@ -64,6 +66,7 @@ class Thin:
     kind: str
     W: int
     vec: bool = False  # W = 1 only: the one-row (``ROW_VEC``) or one-column (``COL_VEC``) kernel, nothing staged
+    cb: int = 128  # ROW_VEC only: the columns of C a block computes (ROW_VEC_WIDTHS; util.sgemm.row_vec_choice)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -72,6 +75,9 @@ class Thin:
             raise ValueError(f"vec is the one-row or one-column kernel's (rows/1, cols/1), not {self.kind}/{self.W}'s")
         if self.W not in WIDTHS:
             raise ValueError(f"W must be one of {WIDTHS}, got {self.W!r}")
+        if self.cb != 128 and not (self.vec and self.kind == "rows" and self.cb in ROW_VEC_WIDTHS):
+            raise ValueError(f"cb (a block's columns) is the one-row kernel's (ROW_VEC), one of {ROW_VEC_WIDTHS}; "
+                             f"got cb = {self.cb!r} for {self.kind}/{self.W}{'v' if self.vec else ''}")
 
     @property
     def NT(self) -> int:
@@ -115,7 +121,13 @@ class Thin:
 
     @property
     def BN(self) -> int:
-        return 128 if self.kind == "rows" else self.W
+        return self.cb if self.kind == "rows" else self.W
+
+    @property
+    def G(self) -> int:
+        """ROW_VEC: the rows of B a warp's 16-byte load reads (its lanes' 4 columns each span cb columns of G
+        rows: 128 bytes or more of each row, whole lines)."""
+        return 128 // self.cb
 
     @property
     def BK(self) -> int:
@@ -147,7 +159,7 @@ class Thin:
         slice of 12 k-steps ran at 83% of cuBLAS and one of 32 at 114%, H100, docs/notes.md); ``cols``, one pass;
         ROW_VEC, VEC_SLICE_PASSES passes of every warp; COL_VEC, one pass of a warp's 16-byte loads."""
         if self.vec:
-            return VEC_SLICE_PASSES * VEC_ROWS * VEC_WARPS if self.kind == "rows" else COL_LOADS * self.BK
+            return VEC_SLICE_PASSES * VEC_ROWS * VEC_WARPS * self.G if self.kind == "rows" else COL_LOADS * self.BK
         return 8 * NW if self.kind == "rows" else self.BK
 
     @property
@@ -157,7 +169,7 @@ class Thin:
         more."""
         if not self.vec:
             return self.kmax + 32
-        return 32 + (VEC_ROWS * VEC_WARPS if self.kind == "rows" else COL_LOADS * self.BK)
+        return 32 + (VEC_ROWS * VEC_WARPS * self.G if self.kind == "rows" else COL_LOADS * self.BK)
 
     @property
     def shared_floats(self) -> int:
@@ -178,13 +190,14 @@ class Thin:
 
     @property
     def name(self) -> str:
-        return f"{self.kind}/{self.W}" + ("v" if self.vec else "")
+        return f"{self.kind}/{self.W}" + ("v" if self.vec else "") + (f"{self.cb}" if self.cb != 128 else "")
 
 
 # Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "The thin kernels timed", "Streamed
 # loads of the large operand")
 _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
-         "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1, "cols/1v": 6}
+         "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1, "rows/1v64": 1,
+         "rows/1v32": 1, "cols/1v": 6}
 # Thin.blocks_per_sm of each numba kernel: 32-bit and 64-bit offsets, then the same with the fused sum (None: no fused
 # variant). sm_90, the wheels' ptxas; registers (32-bit, 64-bit; fused 32-bit, 64-bit): rows/1 56, 64; 64, 64,
 # rows/2 64, 80; 72, 80, rows/4 80, 96; 80, 96, rows/8 88, 96, rows/16 120, 128, cols/1 80, 80; 80, 80, cols/2 80, 96;
@@ -206,6 +219,10 @@ VEC_ROWS = 4
 # 105.6% at four; docs/notes.md)
 VEC_SLICE_PASSES = 16
 ROW_VEC = Thin("rows", 1, vec=True)
+# Narrower blocks of the one-row kernel (``Thin.cb`` columns, the lanes of a warp on G = 128 / cb rows of B at once):
+# more blocks where n / 128 leaves SMs idle (1 x 4096 x 4096: 32 blocks of 128 columns on 132 SMs, 128 of 32)
+ROW_VEC_WIDTHS = (128, 64, 32)
+ROW_VECS = tuple(Thin("rows", 1, vec=True, cb=cb) for cb in ROW_VEC_WIDTHS)  # util.sgemm.row_vec_choice picks
 # The one-column kernel (C = A x): a block of COL_WARPS warps, each on COL_ROWS rows of A with its lanes along k,
 # COL_LOADS loads a row in flight (a prototype's sweep of 2 x 4, 4 x 4 and 4 x 8 (4 x 2 with 16-byte loads) on 10
 # one-column shapes, H200, docs/notes.md: 2 x 4 the fastest on 8, 0.96x the fastest at 3000 x 1 x 3000 and 0.84x at
@@ -359,39 +376,43 @@ def _rows_vec(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     from .intrinsics import add_nsw, at_nc, ldg128_cs_at, mul_nsw, nonneg
     from .splitk import add_slices
 
-    NT, NWV, U = thin.NT, VEC_WARPS, VEC_ROWS
+    NT, NWV, U, CB, G = thin.NT, VEC_WARPS, VEC_ROWS, thin.cb, thin.G
+    L = CB // 4  # the lanes on one row of B: G rows a warp's load
+    RED = (NWV * G, CB)  # the sums of each (warp, row of G), each column
     OFF = int64 if wide else int32
-    add_tile = add_slices(1, 128, NT)
+    add_tile = add_slices(1, CB, NT)
 
     def gemm(a, b, out, dst, flags, m, n, k, kslice):
-        """C's columns c0 .. c0 + 128 of its one row over slice blockIdx.z of K, into out[blockIdx.z] (with
+        """C's columns c0 .. c0 + CB of its one row over slice blockIdx.z of K, into out[blockIdx.z] (with
         ``fuse``, the tile's last block adds the slices into dst, C). n % 4 == 0 and B 16-byte aligned."""
-        red = cuda.shared.array((NWV, 128), float32)
+        red = cuda.shared.array(RED, float32)
         t = uint32(cuda.threadIdx.x)
         w = t // uint32(32)
         lane = t % uint32(32)
+        g = lane // uint32(L)  # this lane's row of the G its warp loads at once
+        q = w * uint32(G) + g  # ... of the NWV G the block loads at once
         nn, kk = OFF(n), OFF(k)
-        c0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(128))
+        c0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(CB))
         kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
         kend = min(add_nsw(kb, OFF(kslice)), kk)
         # this lane's 4 columns, the last block's clamped to the last 4 (their results are not stored)
-        col = min(add_nsw(c0, OFF(lane * uint32(4))), add_nsw(nn, OFF(-4)))
+        col = min(add_nsw(c0, OFF(lane % uint32(L) * uint32(4))), add_nsw(nn, OFF(-4)))
         acc = cuda.local.array(4, float32)
         for j in range(4):
             acc[j] = float32(0.0)
         av = cuda.local.array(U, float32)
         bv = cuda.local.array((U, 4), float32)
-        r = add_nsw(kb, OFF(w))  # warp w takes rows kb + w, kb + w + NWV, ...
+        r = add_nsw(kb, OFF(q))  # rows kb + q, kb + q + NWV G, ...
         pb = add_nsw(mul_nsw(r, nn), col)
-        step = mul_nsw(OFF(NWV), nn)
-        while add_nsw(r, OFF((U - 1) * NWV)) < kend:  # U rows in flight
+        step = mul_nsw(OFF(NWV * G), nn)
+        while add_nsw(r, OFF((U - 1) * NWV * G)) < kend:  # U rows in flight
             for u in range(U):
-                av[u] = at_nc(a, add_nsw(r, OFF(u * NWV)))
+                av[u] = at_nc(a, add_nsw(r, OFF(u * NWV * G)))
                 bv[u, 0], bv[u, 1], bv[u, 2], bv[u, 3] = ldg128_cs_at(b, add_nsw(pb, mul_nsw(OFF(u), step)))
             for u in range(U):
                 for j in range(4):
                     acc[j] += av[u] * bv[u, j]
-            r = add_nsw(r, OFF(U * NWV))
+            r = add_nsw(r, OFF(U * NWV * G))
             pb = add_nsw(pb, mul_nsw(OFF(U), step))
         while r < kend:  # the slice's last rows, one at a time
             x = at_nc(a, r)
@@ -400,15 +421,19 @@ def _rows_vec(thin: Thin, wide: bool, simulator: bool, fuse: bool):
             acc[1] += x * v1
             acc[2] += x * v2
             acc[3] += x * v3
-            r = add_nsw(r, OFF(NWV))
+            r = add_nsw(r, OFF(NWV * G))
             pb = add_nsw(pb, step)
         for j in range(4):
-            red[w, lane * uint32(4) + uint32(j)] = acc[j]
+            red[q, lane % uint32(L) * uint32(4) + uint32(j)] = acc[j]
         cuda.syncthreads()
-        if t < uint32(128):  # thread t adds column c0 + t's sums, warp 0 first
-            s = red[0, t]
-            for q in range(1, NWV):
-                s += red[q, t]
+        if t < uint32(CB):  # thread t adds column c0 + t's sums in the order of their first rows, 16 loads in
+            s = float32(-0.0)  # flight at a time (a loop of one load and one add waited on each: with 128 sums at
+            for h0 in range(0, NWV * G, 16):  # cb = 32, numba's took 0.7-0.9x the twin's rate, whose loop nvcc unrolls)
+                v = cuda.local.array(16, float32)
+                for u in range(16):
+                    v[u] = red[h0 + u, t]
+                for u in range(16):
+                    s += v[u]  # -0.0 + x is x: the first sum is red[0, t] itself
             c = add_nsw(c0, OFF(t))
             if c < nn:
                 out[nonneg(add_nsw(mul_nsw(OFF(cuda.blockIdx.z), nn), c))] = s
@@ -622,7 +647,7 @@ def c_twin(thin: Thin, wide: bool, fuse: bool = False, va: bool = False):
         return CudaC.from_file(TWIN_SOURCE, "gemm_cols_vec_c", options=options)
     if thin.vec:
         options = ["-DTHIN_ROWS_VEC=1", f"-DWIDE={int(bool(wide))}", f"-DNW={VEC_WARPS}", f"-DVROWS={VEC_ROWS}",
-                   f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
+                   f"-DCB={thin.cb}", f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
         return CudaC.from_file(TWIN_SOURCE, "gemm_rows_vec_c", options=options)
     options = [f"-DTHIN_{thin.kind.upper()}=1", f"-DW={thin.W}", f"-DWIDE={int(bool(wide))}",
                f"-DKP={thin.kmax}", f"-DSHARED_FLOATS={thin.shared_floats}", f"-DNW={NW}",
