@@ -48,7 +48,7 @@ from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after ut
 from .intrinsics import add_nsw, at_nc, ldg128_nc_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
-from .sgemm_thin import COL_VEC, ROW_VEC, ROW_VECS, THINS, VEC_ROWS, VEC_WARPS, WIDTHS, Thin, thin_for
+from .sgemm_thin import COL_VEC, ROW_VEC, ROW_VECS, THINS, WIDTHS, Thin, thin_for
 from .splitk import MAX_ELEMENTS, fuses, slices_a_round
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -444,7 +444,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
 # own thread. Measured (H200, scratch probe in docs/notes.md, numba fused / second kernel): cols/1-8 and rows/1
 # 0.85-1.01 at up to 3 rounds (1.03-1.05 at 5 and more); rows/2 and rows/4 1.04-1.30 at every count. The tiled
 # kernels' 32 or 64 results a thread made every one of them spill (24-304 B, sm_90), so they take the second kernel
-FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", "rows/1v", "rows/1v64", "rows/1v32", "cols/1v")
+FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", *(t.name for t in ROW_VECS), "cols/1v")
 FUSE_ROUNDS = 3
 
 
@@ -505,8 +505,8 @@ def thin_choice(m: int, n: int, k: int) -> Thin | None:
 
 def row_vec_choice(n: int, k: int, sms: int) -> Thin:
     """The one-row kernel's block width (one of ROW_VECS, blocks of 1024 threads, one an SM): of those whose slices
-    (``thin_splits``) hold at least two passes of its rows in flight (VEC_ROWS rows of each of its VEC_WARPS x G rows
-    at once; with fewer, its unrolled loop does not run and each row waits alone), the one whose blocks come nearest
+    (``thin_splits``) hold at least two passes of its unrolled loop (``Thin.pass_rows``; with fewer, that loop does
+    not run and each row waits alone), the one whose blocks come nearest
     one wave without passing it (cdiv(n, cb) x slices <= sms), on a tie the fewest slices, then the widest; where
     none fits, ROW_VEC (128 columns). Narrow blocks put more SMs on B where n / 128 leaves most idle: at 1 x 4096 x
     4096, 32 blocks of 128 columns (2 slices) read 94% of cuBLAS's rate, 128 of 32 columns 103% (H200,
@@ -515,7 +515,7 @@ def row_vec_choice(n: int, k: int, sms: int) -> Thin:
     for t in ROW_VECS:
         s = thin_splits(1, n, k, t, sms)
         blocks = cdiv(n, t.cb) * s
-        if cdiv(cdiv(k, t.BK), s) * t.BK >= 2 * VEC_ROWS * VEC_WARPS * t.G and blocks <= sms:
+        if cdiv(cdiv(k, t.BK), s) * t.BK >= 2 * t.pass_rows and blocks <= sms:
             fits.append((blocks, -s, t.cb, t))
     return max(fits)[3] if fits else ROW_VEC
 

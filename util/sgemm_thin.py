@@ -130,6 +130,12 @@ class Thin:
         return 128 // self.cb
 
     @property
+    def pass_rows(self) -> int:
+        """ROW_VEC: the rows of B one pass of its unrolled loop takes (VEC_ROWS rows of each of its VEC_WARPS x G
+        rows at once)."""
+        return VEC_ROWS * VEC_WARPS * self.G
+
+    @property
     def BK(self) -> int:
         """K slices are whole multiples of this: a group of 4 k-steps (rows), a pass of 32 (cols); COL_VEC, a
         warp's 16-byte loads of a row (128: slices start 16-byte aligned)."""
@@ -159,7 +165,7 @@ class Thin:
         slice of 12 k-steps ran at 83% of cuBLAS and one of 32 at 114%, H100, docs/notes.md); ``cols``, one pass;
         ROW_VEC, VEC_SLICE_PASSES passes of every warp; COL_VEC, one pass of a warp's 16-byte loads."""
         if self.vec:
-            return VEC_SLICE_PASSES * VEC_ROWS * VEC_WARPS * self.G if self.kind == "rows" else COL_LOADS * self.BK
+            return VEC_SLICE_PASSES * self.pass_rows if self.kind == "rows" else COL_LOADS * self.BK
         return 8 * NW if self.kind == "rows" else self.BK
 
     @property
@@ -169,7 +175,7 @@ class Thin:
         more."""
         if not self.vec:
             return self.kmax + 32
-        return 32 + (VEC_ROWS * VEC_WARPS * self.G if self.kind == "rows" else COL_LOADS * self.BK)
+        return 32 + (self.pass_rows if self.kind == "rows" else COL_LOADS * self.BK)
 
     @property
     def shared_floats(self) -> int:
