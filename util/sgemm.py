@@ -805,9 +805,11 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         return min(bcl + OFF(q), n - OFF(4)) + OFF(x) if VB else min(bcl + OFF(q + x), n - OFF(1))
 
     @cuda.jit(device=True)
-    def fetch_tail(a, b, ra, rb, k0, kend, brow, bcl, m, n, k, t):
-        """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend (rows and columns recomputed
-        here, so that nothing of the tail's stays live in the hot loop)."""
+    def fetch_tail(a, b, ra, rb, pb, k0, kend, brow, m, k, t):
+        """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend. Its elements' places are where the
+        walking offsets stand (every tile before it was whole), so only the rows are checked (with the rows and
+        clamped columns recomputed from the block's corner in numba's 64-bit arithmetic, a load of B took ~26
+        instructions where the twin's took ~6: docs/notes.md)."""
         for l in range(A4):
             r, q = a_at(t, l, 0)
             kq = k0 + OFF(q)
@@ -817,8 +819,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         for l in range(B4):
             for x in range(4):
                 r, q = b_at(t, l, 0 if VB else x)
-                kr = k0 + OFF(r)
-                rb[l, x] = at(b, kr * n + bcol(bcl, q, x if VB else 0, n)) if kr < kend else float32(0.0)
+                p = add_nsw(pb[l, 0], OFF(x)) if VB or SHIFT_B else pb[l, x]
+                rb[l, x] = at(b, p) if k0 + OFF(r) < kend else float32(0.0)
 
     def gemm(a, b, out, dst, flags, m, n, k, kslice):
         """Step 15's hot loop for every block: edge rows and columns clamped (their results are not stored), a
@@ -863,7 +865,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         if nfull > 0:
             fetch(a, b, ra, rb, pa, pb, bstep)
         else:
-            fetch_tail(a, b, ra, rb, kbeg, kend, brow, bcl, mm, nn, kk, t)
+            fetch_tail(a, b, ra, rb, pb, kbeg, kend, brow, mm, kk, t)
         stage(AsT, Bs, 0, ra, rb, t)
         cuda.syncthreads()
         pairs = (nfull - OFF(1)) // OFF(2) if nfull > 0 else OFF(0)  # passes whose two next tiles are whole
@@ -885,7 +887,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             if j + OFF(1) < nfull:
                 fetch(a, b, ra, rb, pa, pb, bstep)
             elif more:
-                fetch_tail(a, b, ra, rb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, bcl, mm, nn, kk, t)
+                fetch_tail(a, b, ra, rb, pb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, mm, kk, t)
             ktile(acc, fa, fb, AsT, Bs, buf, k0, am, bn)
             if more:
                 stage(AsT, Bs, buf ^ uint32(1), ra, rb, t)
