@@ -1040,13 +1040,16 @@ def splitk_sum8(ws, c, mn, splits):
     written first, zeros past the lane's last slice, so that 5 slices wait on one latency, not five), then the 8
     partial sums are added by shuffles (xor 1, 2, 4: every lane gets the same sum), and lane 0 stores it. A fixed
     order (deterministic); the twin's (splitk_sum8_c). Each warp's 4 elements are consecutive, and a warp stays
-    whole in the grid-stride loop (its first element decides), as the shuffles need."""
+    whole in the grid-stride loop (its first element decides), as the shuffles need. The slice offsets are 32-bit
+    (in both twins): with 64-bit ones numba hoisted the 7 offsets j + u mn of a pass before a loop each lane runs
+    once, and its sum took 1.01-1.13x the twin's time; 32-bit, 0.97-1.05x (H200, docs/notes.md)."""
     t = uint64(cuda.grid(1))
     q = uint32(cuda.threadIdx.x) % uint32(8)
     first = uint64(uint32(cuda.threadIdx.x) % uint32(32) // uint32(8))  # this lane's element, from its warp's first
     i = t // uint64(8)
     stride = uint64(cuda.gridsize(1)) // uint64(8)
     umn = uint64(mn)
+    m32 = uint32(mn)  # the workspace's offsets in 32 bits: splits x mn < 2^32 wherever this sum is taken (sum_lanes)
     nz = uint32(splits)
     per = uint32(uint32(nz + uint32(7)) // uint32(8))  # uint32 op uint32 is 64-bit in numba: each wrapped
     z0 = uint32(min(uint32(q * per), nz))
@@ -1054,15 +1057,16 @@ def splitk_sum8(ws, c, mn, splits):
     while i - first < umn:
         s = float32(0.0)
         if i < umn:
-            j = uint64(z0) * umn + i
+            j = uint32(uint32(z0 * m32) + uint32(i))
             z = z0
             while z < z1:  # 8 slices a pass, their loads first so that all are in flight (zeros past z1)
                 v = cuda.local.array(8, float32)
                 for u in range(8):
-                    v[u] = at_nc(ws, int64(j + uint64(u) * umn)) if uint32(z + uint32(u)) < z1 else float32(0.0)
+                    v[u] = (at_nc(ws, int64(uint32(j + uint32(u * m32)))) if uint32(z + uint32(u)) < z1
+                            else float32(0.0))
                 for u in range(8):
                     s += v[u]
-                j += uint64(8) * umn
+                j = uint32(j + uint32(uint32(8) * m32))
                 z = uint32(z + uint32(8))
         s += shfl_xor(s, 1)
         s += shfl_xor(s, 2)
@@ -1094,7 +1098,7 @@ def sum_lanes(mn: int, sms: int | None = None) -> bool:
     (docs/notes.md): 0.85-0.91x the time of the whole call with 144-1274 elements and 40-256 slices; at ~30000
     elements (120 blocks) numba's took 1.04-1.06x, its 64-bit slice arithmetic costing more than the latency saved."""
     sms = _sms() if sms is None else sms
-    return 4 * cdiv(mn, SUM_THREADS) <= sms
+    return 4 * cdiv(mn, SUM_THREADS) <= sms and mn * MAX_SPLITS < 2**32  # its workspace offsets are 32-bit
 
 
 def _sum_blocks(mn: int, vec: bool, lanes: bool = False) -> int:

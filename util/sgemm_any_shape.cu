@@ -317,7 +317,8 @@ extern "C" __global__ void splitk_sum_c(const float* __restrict__ ws, float* __r
 }
 
 // splitk_sum_c with 8 lanes an element (the numba splitk_sum8's twin): lane q adds slices q per .. (q + 1) per - 1 in
-// order, the 8 partial sums added by shuffles (xor 1, 2, 4), lane 0 stores; a warp stays whole in the loop
+// order, the 8 partial sums added by shuffles (xor 1, 2, 4), lane 0 stores; a warp stays whole in the loop; 32-bit
+// workspace offsets (splits x mn < 2^32 where it is taken)
 extern "C" __global__ void splitk_sum8_c(const float* __restrict__ ws, float* __restrict__ c, long long mn, int splits) {
     const unsigned q = threadIdx.x % 8, per = (splits + 7) / 8;
     const unsigned z0 = min(q * per, (unsigned)splits), z1 = min(z0 + per, (unsigned)splits);
@@ -328,7 +329,7 @@ extern "C" __global__ void splitk_sum8_c(const float* __restrict__ ws, float* __
             for (unsigned z = z0; z < z1; z += 8) {  // 8 slices a pass, the loads first (zeros past z1)
                 float v[8];
                 #pragma unroll
-                for (int u = 0; u < 8; ++u) v[u] = z + u < z1 ? ws[(z + u) * mn + i] : 0.0f;
+                for (int u = 0; u < 8; ++u) v[u] = z + u < z1 ? ws[(z + u) * (unsigned)mn + (unsigned)i] : 0.0f;
                 #pragma unroll
                 for (int u = 0; u < 8; ++u) s += v[u];
             }
