@@ -806,10 +806,11 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
 
     @cuda.jit(device=True)
     def fetch_tail(a, b, ra, rb, pb, k0, kend, brow, m, k, t):
-        """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend. Its elements' places are where the
-        walking offsets stand (every tile before it was whole), so only the rows are checked (with the rows and
-        clamped columns recomputed from the block's corner in numba's 64-bit arithmetic, a load of B took ~26
-        instructions where the twin's took ~6: docs/notes.md)."""
+        """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend. B's elements are where its walking
+        offsets stand (every tile before this one was whole), so a load of B needs only its row's check; with its
+        clamped column recomputed from the block's corner in numba's 64-bit arithmetic, one took ~26 instructions
+        where the twin's took ~6 (docs/notes.md). A's rows are recomputed here: taking A's places from its walking
+        offsets too made the 128 x 128 tile's 4-byte variants spill (56-64 B, sm_90)."""
         for l in range(A4):
             r, q = a_at(t, l, 0)
             kq = k0 + OFF(q)
