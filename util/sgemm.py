@@ -1097,7 +1097,9 @@ def sum_lanes(mn: int, sms: int | None = None) -> bool:
     element would give at most a quarter of the SMs a block of ``SUM_THREADS`` (each thread walks every slice, one
     latency after another: at 1 x 4096 x 4096, 34 slices in 16 blocks, the sum took 4.7 us on an H100). Measured
     (docs/notes.md): 0.85-0.91x the time of the whole call with 144-1274 elements and 40-256 slices; at ~30000
-    elements (120 blocks) numba's took 1.04-1.06x, its 64-bit slice arithmetic costing more than the latency saved."""
+    elements (120 blocks) numba's took 1.04-1.06x, its 64-bit slice arithmetic (32-bit since) costing more than the
+    latency saved. Its workspace offsets are 32-bit, so only where MAX_SPLITS (the most slices any plan takes) x mn
+    < 2^32."""
     sms = _sms() if sms is None else sms
     return 4 * cdiv(mn, SUM_THREADS) <= sms and mn * MAX_SPLITS < 2**32  # its workspace offsets are 32-bit
 
