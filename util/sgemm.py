@@ -645,6 +645,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     # (measured slower there, docs/notes.md)
     SPREAD_B = not VB and B4 == 1
     SHIFT_B = _check_shift_b(shift_b, vb, tile)
+    PIECE_B = VB or SHIFT_B  # one walking offset per piece of B (else one per element), as the twin's PIECE_B
     VC = _check_vc(vc, vb, tile)
     SC = _check_sc(sc, vb, tile)
     ALIGN = None if simulator else 16
@@ -799,10 +800,10 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         return min(brow + OFF(r), m - OFF(1))
 
     @cuda.jit(device=True)
-    def bcol(bcl, q, x, n):
-        """Column q + x of the block's tile of B, clamped inside the matrix; with VB, q starts a piece that
-        stays whole and aligned (clamped as one)."""
-        return min(bcl + OFF(q), n - OFF(4)) + OFF(x) if VB else min(bcl + OFF(q + x), n - OFF(1))
+    def bcol(bcl, q, n):
+        """Column q of the block's tile of B, clamped inside the matrix; with VB, q starts a piece that stays whole
+        and aligned (clamped as one)."""
+        return min(bcl + OFF(q), n - OFF(4)) if VB else min(bcl + OFF(q), n - OFF(1))
 
     @cuda.jit(device=True)
     def fetch_tail(a, b, ra, rb, pb, k0, kend, brow, m, k, t):
@@ -819,8 +820,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
         for l in range(B4):
             for x in range(4):
-                r, q = b_at(t, l, 0 if VB else x)
-                p = add_nsw(pb[l, 0], OFF(x)) if VB or SHIFT_B else pb[l, x]
+                r, _ = b_at(t, l, 0 if VB else x)
+                p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
                 rb[l, x] = at(b, p) if k0 + OFF(r) < kend else float32(0.0)
 
     def gemm(a, b, out, dst, flags, m, n, k, kslice):
@@ -857,9 +858,9 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             r, q = a_at(t, l, 0)
             pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
         for l in range(B4):
-            for x in range(1 if VB or SHIFT_B else 4):
+            for x in range(1 if PIECE_B else 4):
                 r, q = b_at(t, l, x)
-                pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, 0, nn)
+                pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, nn)
         bstep = OFF(OFF(BK) * nn)
         ntiles = (kend - kbeg + OFF(BK - 1)) // OFF(BK)
         nfull = (kend - kbeg) // OFF(BK)
