@@ -177,7 +177,7 @@ def test_the_eight_lane_sum_adds_every_slice(mn, splits):
     ws = rng.standard_normal(splits * mn).astype(np.float32)
     c = np.full(mn + 5, np.nan, dtype=np.float32)
     d_c = cuda.to_device(c)
-    S.splitk_sum8[min(S._sum_blocks(mn, False, True), 2), S.SUM_THREADS](cuda.to_device(ws), d_c, mn, splits)
+    S.splitk_sum8[min(S._sum_blocks(mn, False, True), 2), S.SUM_THREADS](mn, splits, cuda.to_device(ws), d_c)
     got = d_c.copy_to_host()
     want = ws.astype(np.float64).reshape(splits, mn).sum(axis=0)
     np.testing.assert_allclose(got[:mn], want, rtol=1e-5, atol=1e-5 * splits)
@@ -194,7 +194,7 @@ def test_the_sum_adds_every_slice_in_order(splits):
     ws = rng.standard_normal(splits * mn).astype(np.float32)
     c = np.full(mn + 5, np.nan, dtype=np.float32)
     d_c = cuda.to_device(c)
-    S.splitk_sum[1, 128](cuda.to_device(ws), d_c, mn, splits)
+    S.splitk_sum[1, 128](mn, splits, cuda.to_device(ws), d_c)
     got = d_c.copy_to_host()
     want = ws.reshape(splits, mn)[0].copy()
     for z in range(1, splits):
@@ -211,9 +211,7 @@ def test_the_sums_read_the_workspace_as_their_twins_do(name, vec, lanes):
     than 1.75x the twin's instructions (with the slice counters' arithmetic widened to 64 bits, as numba types
     uint32 + uint32, numba's splitk_sum8 took 464 against 200, splitk_sum 984 against 424; with a loop for its last
     slices, into each path of which NVVM copied the passes of 16 and 8 loads, splitk_sum took 720; 248 now)."""
-    from numba import float32, int64
-
-    numba_ = analyze(cubin_from_ptx(numba_ptx(getattr(S, name), (float32[::1], float32[::1], int64, int64))))
+    numba_ = analyze(cubin_from_ptx(numba_ptx(getattr(S, name), S.sum_sig())))
     twin = analyze(S.c_splitk_sum(vec, lanes).cubin("sm_90"), name + "_c")
     for report in (numba_, twin):
         loads = [i.opcode for i in report.instructions if i.opcode.startswith("LDG")]
@@ -383,6 +381,33 @@ def test_the_k_tail_loads_b_where_the_walking_offsets_stand(va, shift_b):
     numba_ = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))))
     twin = analyze(S.c_twin(va, False, False, tile, shift_b=shift_b, sc=True).cubin("sm_90"), "gemm_c")
     assert setup(numba_) <= 1.6 * setup(twin), (setup(numba_), setup(twin))
+
+
+def parameter_lines(report) -> set[int]:
+    """The 64-byte lines of the kernel parameters (sm_90: constant bank 0 from 0x210 on) that the instructions before
+    the first barrier read."""
+    import re
+
+    lines = set()
+    for ins in report.instructions:
+        if ins.opcode.startswith("BAR"):
+            return lines
+        lines |= {int(x, 16) // 64 for x in re.findall(r"c\[0x0\]\[(0x[0-9a-f]+)\]", ins.text) if int(x, 16) >= 0x210}
+    return lines
+
+
+@pytest.mark.parametrize("tile", S.TILES, ids=lambda t: t.name)
+def test_the_set_up_reads_as_few_lines_of_parameters_as_the_twin(tile):
+    """numba passes each array as seven 8-byte fields: with the sizes after the five arrays, the tiled kernel's
+    set-up read four 64-byte lines of its parameters (each line's first read on an SM a constant-cache miss, ncu's
+    stall_imc), the twin's two. With the sizes first (``numba_sig``), no more lines than the twin's."""
+    for va, vb in ((False, False), (True, True)):
+        kernel = S.numba_kernel(va, vb, False, tile, simulator=False, vc=tile.VC and vb, sc=tile.SC and not vb)
+        numba_ = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))))
+        twin = analyze(S.c_twin(va, vb, False, tile, vc=tile.VC and vb, sc=tile.SC and not vb).cubin("sm_90"),
+                       "gemm_c")
+        assert len(parameter_lines(numba_)) <= len(parameter_lines(twin)), (va, vb, parameter_lines(numba_),
+                                                                           parameter_lines(twin))
 
 
 @pytest.mark.parametrize("tile, va", [(S.SMALL_TILE, True), (S.TINY_TILE, False)])

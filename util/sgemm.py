@@ -611,7 +611,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 @lru_cache(maxsize=None)
 def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
                  order: str | None = None, shift_b: bool = False, vc: bool = False, sc: bool = False):
-    """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` on flat (1-D, row-major) arrays; ``out`` holds
+    """The numba kernel ``gemm(m, n, k, kslice, a, b, out, dst, flags)`` on flat (1-D, row-major) arrays; ``out`` holds
     ``gridDim.z`` slices of m x n (C itself when there is one), which ``splitk_sum`` adds; ``dst`` and
     ``flags``, which the thin kernels' fused split-K takes (``util.splitk``), are not read (one signature for
     every kernel). ``order``: the order of a k-step's FMAs (one of
@@ -824,7 +824,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
                 rb[l, x] = at(b, p) if k0 + OFF(r) < kend else float32(0.0)
 
-    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+    def gemm(m, n, k, kslice, a, b, out, dst, flags):
         """Step 15's hot loop for every block: edge rows and columns clamped (their results are not stored), a
         K tail loaded once with checks, slice blockIdx.z of K written to out[blockIdx.z]."""
         AsT = cuda.shared.array((2, BK, BMP), float32, alignment=ALIGN)
@@ -958,7 +958,7 @@ _sum_pass16, _sum_pass8, _sum_pass3, _sum_pass2, _sum_pass1 = (_sum_pass(count) 
 
 
 @cuda.jit
-def splitk_sum(ws, c, mn, splits):
+def splitk_sum(mn, splits, ws, c):
     """c[i] = ws[0 * mn + i] + ws[1 * mn + i] + ... in that order, for every i < mn (a grid-stride loop). The
     workspace through the read-only data path (``at_nc``, SASS ``LDG.E.CONSTANT``, as the twin's ``const float*
     __restrict__`` loads). Unsigned indices that walk by mn (no negative-index select, one add a load): 1.5-3x
@@ -1008,7 +1008,7 @@ def splitk_sum(ws, c, mn, splits):
 
 
 @cuda.jit
-def splitk_sum4(ws, c, mn, splits):
+def splitk_sum4(mn, splits, ws, c):
     """splitk_sum four floats a thread: a 16-byte load from each slice (mn % 4 == 0 and c 16-byte aligned; the
     workspace is), the same sums in the same order, through the read-only data path (``ldg128_nc_at``). Signed
     indices, as the 16-byte load takes."""
@@ -1036,7 +1036,7 @@ def splitk_sum4(ws, c, mn, splits):
 
 
 @cuda.jit
-def splitk_sum8(ws, c, mn, splits):
+def splitk_sum8(mn, splits, ws, c):
     """splitk_sum with 8 lanes an element, for a C too small to fill the GPU a thread an element: lane q of an
     element's 8 adds the slices q per .. (q + 1) per - 1 in order (per = ceil(splits / 8); 8 at a time, their loads
     written first, zeros past the lane's last slice, so that 5 slices wait on one latency, not five), then the 8
@@ -1229,14 +1229,14 @@ class Prepared:
         self._sum = None
         if compiler == "numba":
             cf = c.reshape(m * n)
-            self._args = (a.reshape(m * k), b.reshape(k * n), ws if ws is not None else cf, cf, flags, m, n, k,
-                          p.kslice)
+            self._args = (np.int32(m), np.int32(n), np.int32(k), np.int32(p.kslice), a.reshape(m * k),
+                          b.reshape(k * n), ws if ws is not None else cf, cf, flags)
             kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused, va=p.va) if isinstance(p.tile, Thin) else
                       numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc))
             self._main = kernel[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
             if second:
-                self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (ws, cf, m * n, p.splits))
+                self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (m * n, p.splits, ws, cf))
         else:
             twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused, p.va) if isinstance(p.tile, Thin) else
                     c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc))
@@ -1323,9 +1323,17 @@ def c_splitk_sum(vec: bool = False, lanes: bool = False):
 
 
 def numba_sig() -> tuple:
-    """The argument types ``sgemm`` passes the numba kernel: flat float32 arrays (a, b, out, c), the int32 tile
-    counters and int64 sizes."""
-    return (float32[::1],) * 4 + (int32[::1],) + (int64,) * 4
+    """The argument types ``sgemm`` passes the numba kernel: the int32 sizes m, n, k and kslice, then flat float32
+    arrays (a, b, out, c) and the int32 tile counters. The sizes come first: numba passes each array as 7 eight-byte
+    fields, and with the sizes after five arrays a block's set-up read four 64-byte lines of the kernel's constant
+    bank (each line's first read on an SM a miss, ncu's stall_imc) where the twin's read two; so the data pointers
+    of a and b share one line and the sizes the line before (docs/notes.md)."""
+    return (int32,) * 4 + (float32[::1],) * 4 + (int32[::1],)
+
+
+def sum_sig() -> tuple:
+    """The argument types ``sgemm`` passes the split-K sums (mn, splits, ws, c): sizes first, as ``numba_sig``."""
+    return (int64, int64, float32[::1], float32[::1])
 
 
 def register(reg: Any, name: str = "16 any shape", c_name: str | None = "16 C", **plan_options: Any) -> None:

@@ -208,7 +208,7 @@ _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
 # variant). sm_90, the wheels' ptxas; registers (32-bit, 64-bit; fused 32-bit, 64-bit): rows/1 56, 64; 64, 64,
 # rows/2 64, 80; 72, 80, rows/4 80, 96; 80, 96, rows/8 88, 96, rows/16 120, 128, cols/1 80, 80; 80, 80, cols/2 80, 96;
 # 80, 96, cols/4 98, 121; 109, 128, cols/8 96, 94; 96, 96, cols/16 124, 127; shared memory 17-34 KB, never the limit
-_BLOCKS_PER_SM = {"rows/1": (9, 8, 8, 8), "rows/2": (8, 6, 7, 6), "rows/4": (6, 5, 6, 5), "rows/8": (5, 5, None, None),
+_BLOCKS_PER_SM = {"rows/1": (9, 8, 8, 8), "rows/2": (8, 6, 7, 6), "rows/4": (6, 6, 6, 5), "rows/8": (5, 5, None, None),
                   "rows/16": (4, 4, None, None), "cols/1": (6, 6, 6, 6), "cols/2": (6, 5, 6, 5), "cols/4": (4, 4, 4, 4),
                   "cols/8": (5, 5, 5, 5), "cols/16": (4, 4, None, None)}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
@@ -250,7 +250,7 @@ def thin_for(m: int, n: int, kind: str) -> Thin:
 
 @lru_cache(maxsize=None)
 def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: bool = False, va: bool = False):
-    """The numba kernel ``gemm(a, b, out, dst, flags, m, n, k, kslice)`` of ``thin`` on flat (1-D, row-major)
+    """The numba kernel ``gemm(m, n, k, kslice, a, b, out, dst, flags)`` of ``thin`` on flat (1-D, row-major)
     arrays, with the signature of ``util.sgemm.numba_kernel``'s: ``out`` holds ``gridDim.z`` slices of m x n (C
     itself when there is one). ``wide``: 64-bit offsets. ``fuse``: with several slices, the last block of each
     output tile adds them into ``dst`` (C), counting the tile's blocks in ``flags`` (``util.splitk``); without it
@@ -296,7 +296,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
                 acc[i, c] += a2 * bv[2, c]
                 acc[i, c] += a3 * bv[3, c]
 
-    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+    def gemm(m, n, k, kslice, a, b, out, dst, flags):
         """C's rows r0 .. r0 + W, columns c0 .. c0 + 128, over slice blockIdx.z of K, into out[blockIdx.z] (and
         with ``fuse``, the tile's last block adds the slices into dst, C)."""
         sh = cuda.shared.array(SH, float32, alignment=ALIGN)
@@ -388,7 +388,7 @@ def _rows_vec(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     OFF = int64 if wide else int32
     add_tile = add_slices(1, CB, NT)
 
-    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+    def gemm(m, n, k, kslice, a, b, out, dst, flags):
         """C's columns c0 .. c0 + CB of its one row over slice blockIdx.z of K, into out[blockIdx.z] (with
         ``fuse``, the tile's last block adds the slices into dst, C). n % 4 == 0 and B 16-byte aligned."""
         red = cuda.shared.array(RED, float32)
@@ -471,7 +471,7 @@ def _cols(thin: Thin, wide: bool, simulator: bool, fuse: bool):
             for j in range(W):
                 acc[ri, j] += av[u, ri] * bw[j]
 
-    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+    def gemm(m, n, k, kslice, a, b, out, dst, flags):
         """C's rows r0 .. r0 + 16 R, columns c0 .. c0 + W, over slice blockIdx.z of K, into out[blockIdx.z] (and
         with ``fuse``, the tile's last block adds the slices into dst, C)."""
         sh = cuda.shared.array(SH, float32, alignment=ALIGN)
@@ -593,7 +593,7 @@ def _cols_vec(thin: Thin, wide: bool, fuse: bool, va: bool):
                 for e in range(L):
                     acc[i] += av[i, j, e] * xv[j, e]
 
-    def gemm(a, b, out, dst, flags, m, n, k, kslice):
+    def gemm(m, n, k, kslice, a, b, out, dst, flags):
         """C's rows r0 .. r0 + BM of its one column over slice blockIdx.z of K, into out[blockIdx.z] (with ``fuse``,
         the tile's last block adds the slices into dst, C). n == 1; with ``va``, k % 4 == 0 and A, B 16-byte
         aligned."""
