@@ -1226,10 +1226,13 @@ class Prepared:
         second = p.splits > 1 and not p.fused  # a second kernel adds the slices
         vec = second and sum_vec(m * n, _aligned16(c))
         lanes = second and not vec and sum_lanes(m * n)
+        # a slice's depth as the kernels take it, int32: the plan's, but at most k (one slice of k within BK of
+        # 2^31 rounds up past int32; ending at k, it ends where the kernels' min(kbeg + kslice, k) ends it)
+        kslice = np.int32(min(p.kslice, k))
         self._sum = None
         if compiler == "numba":
             cf = c.reshape(m * n)
-            self._args = (np.int32(m), np.int32(n), np.int32(k), np.int32(p.kslice), a.reshape(m * k),
+            self._args = (np.int32(m), np.int32(n), np.int32(k), kslice, a.reshape(m * k),
                           b.reshape(k * n), ws if ws is not None else cf, cf, flags)
             kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused, va=p.va) if isinstance(p.tile, Thin) else
                       numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc))
@@ -1241,7 +1244,7 @@ class Prepared:
             twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused, p.va) if isinstance(p.tile, Thin) else
                     c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc))
             self._args = (a, b, ws if ws is not None else c, c, flags, np.int32(m), np.int32(n), np.int32(k),
-                          np.int32(p.kslice))
+                          kslice)
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
             if second:
                 total = c_splitk_sum(vec, lanes)

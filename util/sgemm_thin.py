@@ -206,7 +206,7 @@ _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
          "rows/1v32": 1, "cols/1v": 6}
 # Thin.blocks_per_sm of each numba kernel: 32-bit and 64-bit offsets, then the same with the fused sum (None: no fused
 # variant). sm_90, the wheels' ptxas; registers (32-bit, 64-bit; fused 32-bit, 64-bit): rows/1 56, 64; 64, 64,
-# rows/2 64, 80; 72, 80, rows/4 80, 96; 80, 96, rows/8 88, 96, rows/16 120, 128, cols/1 80, 80; 80, 80, cols/2 80, 96;
+# rows/2 64, 80; 72, 80, rows/4 80, 80; 80, 96, rows/8 88, 96, rows/16 120, 128, cols/1 80, 80; 80, 80, cols/2 80, 96;
 # 80, 96, cols/4 98, 121; 109, 128, cols/8 96, 94; 96, 96, cols/16 124, 127; shared memory 17-34 KB, never the limit
 _BLOCKS_PER_SM = {"rows/1": (9, 8, 8, 8), "rows/2": (8, 6, 7, 6), "rows/4": (6, 6, 6, 5), "rows/8": (5, 5, None, None),
                   "rows/16": (4, 4, None, None), "cols/1": (6, 6, 6, 6), "cols/2": (6, 5, 6, 5), "cols/4": (4, 4, 4, 4),
