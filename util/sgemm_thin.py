@@ -88,9 +88,8 @@ class Thin:
     def MINB(self) -> int:
         """launch_bounds' second argument, the blocks an SM the registers must allow: the most of 8, 6, 5, 4 (64,
         80, 96, 128 registers a thread) at which ptxas needs no local memory for either twin, 32- or 64-bit offsets
-        (sm_90; tests/test_sgemm_thin.py checks it; two exceptions: rows/16's C twin with 64-bit offsets spills 8 B
-        even at 4, and ROW_VEC, one block of 1024 threads an SM, 64 registers, whose numba variant with 64-bit
-        offsets spills 8 B outside its hot loop). These kernels are bound by the large operand's loads in flight,
+        (sm_90; tests/test_sgemm_thin.py checks it; one exception: rows/16's C twin with 64-bit offsets spills 8 B
+        even at 4; ROW_VEC is one block of 1024 threads an SM, 64 registers). These kernels are bound by the large operand's loads in flight,
         so more resident blocks is more bytes in flight an SM; both twins get the same bounds."""
         return _MINB[self.name]
 
