@@ -2,6 +2,7 @@
 anything is written, the plan rule's invariants, and the machine code each variant is for (sm_90 SASS)."""
 
 import math
+import re
 from collections import Counter
 
 import numpy as np
@@ -386,8 +387,6 @@ def test_the_k_tail_loads_b_where_the_walking_offsets_stand(va, shift_b):
 def parameter_lines(report) -> set[int]:
     """The 64-byte lines of the kernel parameters (sm_90: constant bank 0 from 0x210 on) that the instructions before
     the first barrier read."""
-    import re
-
     lines = set()
     for ins in report.instructions:
         if ins.opcode.startswith("BAR"):

@@ -803,7 +803,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     def bcol(bcl, q, n):
         """Column q of the block's tile of B, clamped inside the matrix; with VB, q starts a piece that stays whole
         and aligned (clamped as one)."""
-        return min(bcl + OFF(q), n - OFF(4)) if VB else min(bcl + OFF(q), n - OFF(1))
+        return min(bcl + OFF(q), n - OFF(4 if VB else 1))
 
     @cuda.jit(device=True)
     def fetch_tail(a, b, ra, rb, pb, k0, kend, brow, m, k, t):

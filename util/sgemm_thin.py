@@ -89,8 +89,9 @@ class Thin:
         """launch_bounds' second argument, the blocks an SM the registers must allow: the most of 8, 6, 5, 4 (64,
         80, 96, 128 registers a thread) at which ptxas needs no local memory for either twin, 32- or 64-bit offsets
         (sm_90; tests/test_sgemm_thin.py checks it; one exception: rows/16's C twin with 64-bit offsets spills 8 B
-        even at 4; ROW_VEC is one block of 1024 threads an SM, 64 registers). These kernels are bound by the large operand's loads in flight,
-        so more resident blocks is more bytes in flight an SM; both twins get the same bounds."""
+        even at 4; ROW_VEC is one block of 1024 threads an SM, 64 registers). These kernels are bound by the large
+        operand's loads in flight, so more resident blocks is more bytes in flight an SM; both twins get the same
+        bounds."""
         return _MINB[self.name]
 
     def blocks_per_sm(self, wide: bool, fused: bool = False) -> int:
