@@ -4,13 +4,15 @@ offset width), the kernel with each order of ``util.sgemm.FFMA_ORDERS``, verifie
 that shape shifts B's right edge, ``Plan.shift_b``, the same loads without the shift are a variant of their own,
 searched on a shape with n = BN - 1; where B's loads are 16-byte on a tile with ``VC``, the shape's C is aligned
 and the variant stores C 16 bytes at a time, ``Plan.vc``: the 4-byte stores those variants take on a C that is not
-16-byte aligned keep their earlier entries); the fastest median is recorded in util/sgemm_ffma_order.json, with
-every order's time.
+16-byte aligned are searched on the same shape with C one float further on); the fastest median is recorded in
+util/sgemm_ffma_order.json, with every order's time.
 
     python scripts/sgemm_ffma_order.py [--runs 7] [--tiles 128x128 64x128]   (GPU machine) print the table and
                                                                              compare it with the record
     python scripts/sgemm_ffma_order.py --write                               record it (other tiles' entries kept)
     python scripts/sgemm_ffma_order.py --tiles 64x128 --loads vecA scalar --write   only B's 4-byte variants
+    python scripts/sgemm_ffma_order.py --one-loop --write                    the one-loop variants (Plan.one_loop),
+                                                                             forced on the same shapes
 
 Timed rather than chosen by a static count: the same-bank source pairs of the hot loop
 (``util.sass.HotLoop.bank_pairs``) separate row by row from the other orders, but not the other orders from each
@@ -43,6 +45,7 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="record the choices in util/sgemm_ffma_order.json")
     ap.add_argument("--tiles", nargs="+", help="the tiles to search (names as 128x128; default: all of TILES)")
     ap.add_argument("--loads", nargs="+", choices=sorted(LOADS), help="the load variants to search (default: all)")
+    ap.add_argument("--one-loop", action="store_true", help="the one-loop variants (Plan.one_loop), forced")
     args = ap.parse_args()
 
     import util
@@ -60,28 +63,32 @@ def main() -> None:
     chosen, times = {}, {}
     t0 = time.perf_counter()
     for tile in tiles:
-        for wide in (False, True):
+        for wide in (False,) if args.one_loop else (False, True):  # one loop: 32-bit offsets only (plan)
             for (va, vb), shape in SHAPES.items():
                 if args.loads is not None and (va, vb) not in [LOADS[x] for x in args.loads]:
                     continue
-                shifted = S.plan(*shape, tile=tile, splits=1, wide=wide).shift_b
-                for run in [shape, narrow(shape, tile.BN)] if shifted else [shape]:
-                    p = S.plan(*run, tile=tile, splits=1, wide=wide)
-                    assert p.variant == S.variant_name(va, vb, wide) and p.shift_b == (run == shape and shifted)
+                forced = dict(tile=tile, splits=1, wide=wide, one_loop=args.one_loop)
+                first = S.plan(*shape, **forced)
+                cases = ([(shape, 0)] + [(narrow(shape, tile.BN), 0)] * first.shift_b  # (shape, C's offset)
+                         + [(shape, 1)] * first.vc)  # C one float past 16 bytes: 4-byte stores
+                for run, c_offset in cases:
+                    p = S.plan(*run, aligned=(True, True, not c_offset), **forced)
+                    assert p.variant == S.variant_name(va, vb, wide) and p.shift_b == (run == shape and first.shift_b)
                     reg = Registry()
                     for order in S.FFMA_ORDERS:
-                        S.register(reg, f"numba {order}", f"cuda_c {order}", order=order, tile=tile, splits=1,
-                                   wide=wide)
-                    tab = reg.run(*run, runs=args.runs, shuffle=True, hide_launch=True, verbose=False)
+                        S.register(reg, f"numba {order}", f"cuda_c {order}", order=order, **forced)
+                    tab = reg.run(*run, runs=args.runs, shuffle=True, hide_launch=True, c_offset=c_offset,
+                                  verbose=False)
                     wrong = [r.name for r in tab.results if not r.correct]
                     if wrong:
                         raise SystemExit(f"{run}: wrong results from {wrong}: fix the kernel before recording")
                     for compiler in ("numba", "cuda_c"):
-                        key = S.ffma_order_key(compiler, tile, va, vb, wide, p.shift_b, p.vc, p.sc)
+                        key = S.ffma_order_key(compiler, tile, va, vb, wide, p.shift_b, p.vc, p.sc, p.one_loop)
                         times[key] = {o: round(tab[f"{compiler} {o}"].median * 1e6, 1) for o in S.FFMA_ORDERS}
                         chosen[key] = min(S.FFMA_ORDERS, key=lambda o: times[key][o])
                         best = times[key][chosen[key]]
-                        print(f"[{time.perf_counter() - t0:5.0f} s] {key:50s} {'x'.join(map(str, run))}: " +
+                        print(f"[{time.perf_counter() - t0:5.0f} s] {key:50s} {'x'.join(map(str, run))}"
+                              + (f", C +{c_offset}" if c_offset else "") + ": " +
                               "  ".join(f"{o} {times[key][o] / best:.3f}" for o in S.FFMA_ORDERS)
                               + f"  -> {chosen[key]}", flush=True)
     old = json.loads(S.FFMA_ORDER_FILE.read_text()) if S.FFMA_ORDER_FILE.exists() else {}
@@ -101,6 +108,8 @@ def main() -> None:
             "shapes": {S.variant_name(va, vb, False): list(s) for (va, vb), s in SHAPES.items()},
             "narrow_shapes": "for the variants without the shifted right edge whose wide shape takes it: "
                              "narrow(shape, BN) = (m * n // (BN - 1) rounded down to 64, BN - 1, k)",
+            "c_offset": "for the 4-byte stores of C on the tiles with 16-byte ones: the same shape with C one float "
+                        "past a 16-byte boundary",
             "orders": dict(sorted({**recorded, **chosen}.items())),
             "median_us": dict(sorted({**old.get("median_us", {}), **times}.items())),
         }, indent=1) + "\n")

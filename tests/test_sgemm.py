@@ -45,7 +45,11 @@ def run(shape, seed=0, **options):
     ((65, 67, 19), {"tile": S.TINY_TILE}),            # 64 x 64 sliced K: scalar loads, edges, a K tail in group 0 only
     ((67, 70, 29), {"tile": S.TINY_TILE, "splits": 2, "wide": True}),  # sliced K, 64-bit, split, K tails
     ((66, 132, 48), {"tile": S.TINY_TILE, "splits": 3, "wide": True}),  # sliced K split, vector loads, 64-bit
-    ((65, 70, 88), {"tile": S.TINY_TILE, "splits": 1}),  # sliced K: two passes of two whole tiles, one more, a tail
+    ((65, 70, 88), {"tile": S.TINY_TILE, "splits": 1, "one_loop": False}),  # sliced K: two passes of two whole tiles,
+                                                                            # one more, a tail
+    ((65, 70, 88), {"tile": S.TINY_TILE, "splits": 1, "one_loop": True}),  # the same tiles all through one loop
+    ((131, 130, 27), {"tile": S.TILE, "one_loop": True}),  # 128 x 128 through one loop, 4-byte loads, a K tail
+    ((20, 8, 36), {"tile": S.SMALL_TILE, "splits": 3, "one_loop": True}),  # 64 x 128 through one loop, split
     ((40, 65, 24), {"tile": S.TINY_TILE}),            # n = BN + 1: the right-edge block shifted 63 columns left
     ((70, 259, 40), {"tile": S.SMALL_TILE, "splits": 2}),  # shifted right edge, 4-byte A and B, split-K
     ((9, 63, 33), {"tile": S.TINY_TILE, "splits": 2}),  # 4-byte B with n < BN: per-column clamps, not shifted
@@ -78,6 +82,13 @@ def test_every_variant_has_a_recorded_ffma_order():
                     for shift_b in (False, True):
                         assert S.ffma_order(compiler, tile, bool(va), False, bool(wide), shift_b,
                                             sc=True) in S.FFMA_ORDERS
+                # one copy of the k-tile (Plan.one_loop, 32-bit offsets): other registers, its own order, for
+                # every variant a plan takes (C staged where the tile has SC and B 4-byte loads)
+                for shift_b in (False, True) if not vb and tile.B4 > 1 else (False,):
+                    for vc in (False, True) if vb and tile.VC else (False,):
+                        if not wide:
+                            assert S.ffma_order(compiler, tile, bool(va), bool(vb), False, shift_b, vc,
+                                                not vb and tile.SC, one_loop=True) in S.FFMA_ORDERS
     p = Problem(8, 8, 8)
     p.poison()
     with pytest.raises(ValueError, match="order must be one of"):
@@ -94,6 +105,23 @@ def test_the_plan_splits_k_when_the_tiles_cannot_fill_the_gpu():
         ktiles = math.ceil(shape[2] / p.tile.BK)
         assert p.kslice % p.tile.BK == 0 and (p.splits - 1) * p.kslice < shape[2] <= p.splits * p.kslice, p
         assert 1 <= p.splits <= min(S.MAX_SPLITS, ktiles)
+
+
+def test_the_plan_takes_one_loop_for_short_k_where_each_sm_has_one_block():
+    """Plan.one_loop: a grid of at most one block an SM with at most ONE_LOOP_TILES k-tiles a slice; forced either
+    way by ``one_loop``, which a thin kernel's plan refuses."""
+    assert S.plan(76, 2464, 50, sms=132).one_loop        # 78 blocks of 4 k-tiles
+    assert not S.plan(512, 512, 512, sms=132).one_loop   # 512 blocks: an SM runs several
+    assert not S.plan(2223, 916, 2611, sms=132).one_loop  # long K
+    assert not S.plan(76, 2464, 50, sms=132, one_loop=False).one_loop
+    assert S.plan(512, 512, 512, sms=132, one_loop=True).one_loop
+    with pytest.raises(ValueError, match="thin kernel"):
+        S.plan(1, 4096, 4096, sms=132, one_loop=True)
+    with pytest.raises(ValueError, match="one_loop must be"):
+        S.plan(64, 64, 64, sms=132, one_loop=1)
+    with pytest.raises(ValueError, match="32-bit offsets"):
+        S.plan(76, 2464, 50, sms=132, wide=True, one_loop=True)
+    assert not S.plan(76, 2464, 50, sms=132, wide=True).one_loop
 
 
 def test_the_plan_shifts_the_right_edge_only_for_whole_pieces_of_b_that_fill_a_tile():
@@ -131,6 +159,18 @@ def test_the_plan_stores_16_bytes_where_n_and_c_allow_on_the_tiles_with_vc():
         S.numba_kernel(True, True, False, S.TILE, vc=True)
     with pytest.raises(ValueError, match="needs TN = 4"):
         S.Tile(TN=2, VC=True)
+
+
+def test_a_problem_whose_c_starts_past_its_allocation():
+    """Problem's ``c_offset`` (the FMA order search's 4-byte stores of C): C is a view one float in, poisoned,
+    written and checked as any other."""
+    p = Problem(16, 12, 8, seed=2, c_offset=1)
+    p.poison()
+    assert p.check().nan_count == 16 * 12
+    S.sgemm(p.a, p.b, p.c, tile=S.TINY_TILE)
+    assert p.check().correct
+    with pytest.raises(ValueError, match="c_offset"):
+        Problem(8, 8, 8, c_offset=4)
 
 
 def test_bad_input_is_refused_and_nothing_is_written():
@@ -305,6 +345,30 @@ def test_machine_code(tile, va, vb):
     assert ops["LDS.128"] >= fragments - 1
     assert ops.get("LDG.E.128.CONSTANT", 0) + ops.get("LDG.E.128", 0) == 2 * (tile.A4 * va + tile.B4 * vb)
     assert loop.count("f64") == 0 and not any(op.startswith(("LDL", "STL")) for op in ops)
+
+
+@pytest.mark.parametrize("tile, va, vb, shift_b, vc, sc", [(S.TILE, True, True, False, False, False),
+                                                            (S.SMALL_TILE, False, False, True, False, False),
+                                                            (S.TINY_TILE, True, False, False, False, True)])
+def test_one_loop_machine_code(tile, va, vb, shift_b, vc, sc):
+    """With ``one_loop`` (Plan.one_loop) the kernel holds one copy of the k-tile: the hot loop is one tile of FFMA
+    (half the two-tile pass's) and the kernel is shorter; local memory in the loop only where the recorded order
+    (timed) trades it for fewer same-bank source pairs than every order without it."""
+    def report(one_loop, order=None):
+        kernel = S.numba_kernel(va, vb, False, tile, simulator=False, order=order, shift_b=shift_b, vc=vc, sc=sc,
+                                one_loop=one_loop)
+        return analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
+                       ffma_per_iteration=tile.ffma)
+
+    def local(r):
+        return sum(n for op, n in r.hot_loop.opcodes.items() if op.startswith(("LDL", "STL")))
+
+    one, two = report(True), report(False)
+    assert one.hot_loop.ffma == tile.ksteps * tile.ffma == two.hot_loop.ffma // 2
+    assert len(one.instructions) < len(two.instructions)
+    if local(one):
+        clean = [r for r in map(lambda o: report(True, o), S.FFMA_ORDERS) if not local(r)]
+        assert clean and all(one.hot_loop.bank_pairs < r.hot_loop.bank_pairs for r in clean)
 
 
 def test_the_plan_stages_c_in_shared_memory_where_b_takes_4_byte_loads_on_the_tiles_with_sc():

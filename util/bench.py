@@ -349,17 +349,18 @@ class Registry:
 
     def run(self, m: int | None = None, n: int | None = None, k: int | None = None, *, runs: int = 10,
             seed: int = 0, only: Sequence[str] | None = None, flush: bool | None = None, shuffle: bool = False,
-            hide_launch: bool = False, precision: str = "fp32", verbose: bool = True) -> Table:
+            hide_launch: bool = False, precision: str = "fp32", c_offset: int = 0, verbose: bool = True) -> Table:
         """Verify each variant on one random problem, then time them ``runs`` times, interleaved (in a new
         random order each round with ``shuffle``); ``precision``: the inputs rounded to "tf32" or "bf16" values
-        (util.verify.Problem), for tensor-core kernels."""
+        (util.verify.Problem), for tensor-core kernels; ``c_offset``: C starts that many floats past its
+        allocation (1-3: not 16-byte aligned)."""
         m, n, k = default_sizes(m, n, k, quiet=not verbose)
         chosen = self._chosen(only)
         skipped = {v.name: "needs a GPU (the simulator runs numba kernels only)"
                    for v in chosen if v.gpu_only and SIMULATED}
         todo = [v for v in chosen if v.name not in skipped]
-        res = run_verified(problem(m, n, k, seed, precision), runs, {v.name: v.launch for v in todo}, timer="events",
-                           flush=flush, shuffle=shuffle, hide_launch=hide_launch)
+        res = run_verified(problem(m, n, k, seed, precision, c_offset), runs, {v.name: v.launch for v in todo},
+                           timer="events", flush=flush, shuffle=shuffle, hide_launch=hide_launch)
         table = Table([res[v.name] for v in todo], todo, device_name(), skipped)
         if verbose:
             for v in todo:

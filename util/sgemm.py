@@ -165,21 +165,22 @@ def _recorded_orders() -> dict[str, str]:
 
 
 def ffma_order_key(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False,
-                   vc: bool = False, sc: bool = False) -> str:
+                   vc: bool = False, sc: bool = False, one_loop: bool = False) -> str:
     return (f"{compiler} {tile.name} x{tile.MINB} {variant_name(va, vb, wide)}" + (", shifted B" if shift_b else "")
-            + (", 16-byte C" if vc else "") + (", staged C" if sc else ""))
+            + (", 16-byte C" if vc else "") + (", staged C" if sc else "") + (", one loop" if one_loop else ""))
 
 
 def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_b: bool = False,
-               vc: bool = False, sc: bool = False) -> str:
+               vc: bool = False, sc: bool = False, one_loop: bool = False) -> str:
     """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it);
     ``shift_b`` (``Plan.shift_b``), ``vc`` (``Plan.vc``) and ``sc`` (``Plan.sc``) make variants of their own: other
-    machine code (with ``vc``, other registers: a 16-byte store's 4 values in an aligned quad), their own order."""
-    key = ffma_order_key(compiler, tile, va, vb, wide, shift_b, vc, sc)
+    machine code (with ``vc``, other registers: a 16-byte store's 4 values in an aligned quad), their own order;
+    so does ``one_loop`` (``Plan.one_loop``: one copy of the k-tile, other registers)."""
+    key = ffma_order_key(compiler, tile, va, vb, wide, shift_b, vc, sc, one_loop)
     order = _recorded_orders().get(key)
     if order not in FFMA_ORDERS:
-        raise KeyError(f"no FMA order recorded for {key!r} in {FFMA_ORDER_FILE.name}: run "
-                       f"`python scripts/sgemm_ffma_order.py --write` on a GPU machine")
+        search = "python scripts/sgemm_ffma_order.py" + (" --one-loop" if one_loop else "") + " --write"
+        raise KeyError(f"no FMA order recorded for {key!r} in {FFMA_ORDER_FILE.name}: run `{search}` on a GPU machine")
     return order
 
 
@@ -216,6 +217,15 @@ def _check_sc(sc: bool, vb: bool, tile: Tile) -> bool:
     return bool(sc)
 
 
+def _check_one_loop(one_loop: bool, wide: bool) -> bool:
+    # no plan of the rule takes both: 64-bit offsets need m * k or k * n past 2^31, a grid of at most one block an
+    # SM and slices of at most ONE_LOOP_TILES k-tiles keep them far below it
+    if one_loop and wide:
+        raise ValueError("one_loop takes 32-bit offsets (wide=False): no plan with 64-bit offsets has a grid of at "
+                         "most one block an SM and short slices")
+    return bool(one_loop)
+
+
 def _check_order(order: str) -> None:
     if order not in FFMA_ORDERS:
         raise ValueError(f"order must be one of {FFMA_ORDERS}, got {order!r}")
@@ -239,6 +249,7 @@ class Plan:
     why: str = ""
     fused: bool = False  # several slices added by each tile's last block (util.splitk), not a second kernel
     c16: bool = True  # C starts 16-byte aligned
+    one_loop: bool = False  # a tiled plan's blocks run every k-tile through one loop (ONE_LOOP_TILES)
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -331,6 +342,11 @@ class CostModel:
 
 COST = CostModel()
 MAX_SPLITS = 256
+# A tiled plan whose grid puts at most one block on an SM and whose slices are at most this many k-tiles runs every
+# k-tile through the kernels' one-tile loop (``Plan.one_loop``): each SM then runs one block, its code cold, and
+# numba's two-tile pass (a second copy of the k-tile's ~600 instructions, run once or twice) cost more to fetch than
+# its constant shared addresses saved (H200, docs/notes.md); where SMs run several blocks the pass paid
+ONE_LOOP_TILES = 8
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y, which holds the row tiles
 
 
@@ -349,7 +365,8 @@ def slice_counts(k: int, t: Tile) -> list[int]:
 @lru_cache(maxsize=4096)
 def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None = None,
          aligned: tuple[bool, ...] = (True, True, True), wide: bool | None = None,
-         tile: Tile | Thin | None = None, thin: bool = True, fuse: bool | None = None) -> Plan:
+         tile: Tile | Thin | None = None, thin: bool = True, fuse: bool | None = None,
+         one_loop: bool | None = None) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
     Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
@@ -379,6 +396,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     With several slices, who adds them (``fuse_choice``; ``fuse`` forces it): for the thin kernels of
     ``FUSED_KINDS``, each output tile's last block, where that takes at most ``FUSE_ROUNDS`` rounds of loads; else
     a second kernel.
+    A tiled plan's blocks take every k-tile through the kernels' one-tile loop (``Plan.one_loop``; ``one_loop``
+    forces it either way) where the grid has at most one block an SM and a slice at most ``ONE_LOOP_TILES``
+    k-tiles (with 32-bit offsets: no such plan needs 64-bit ones).
     """
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
@@ -392,6 +412,12 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     if tile == COL_VEC and n != 1:
         raise ValueError(f"COL_VEC ({COL_VEC.name}) takes C with one column; got n = {n}: use Thin('cols', {n})"
                          if n <= WIDTHS[-1] else f"COL_VEC ({COL_VEC.name}) takes C with one column; got n = {n}")
+    if one_loop is not None and not isinstance(one_loop, bool):
+        raise ValueError(f"one_loop must be True, False or None (the rule), got {one_loop!r}")
+    if one_loop is not None and (isinstance(tile, Thin) or (tile is None and thin and splits is None
+                                                           and thin_choice(m, n, k) is not None)):
+        raise ValueError("one_loop is the tiled kernels' choice; this plan takes a thin kernel (pass thin=False or "
+                         "a tile of TILES)")
     if len(aligned) not in (2, 3):
         raise ValueError(f"aligned is (A, B) or (A, B, C): whether each starts 16-byte aligned; got {aligned!r}")
     c16 = bool(aligned[2]) if len(aligned) == 3 else True
@@ -436,7 +462,11 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     # the largest offset formed: the walking offsets end one tile past A (BK) and B (BK rows of n), the workspace
     big = max(m * k + tile.BK, (k + tile.BK) * n, splits * m * n if splits > 1 else 0)
     wide = big > INT32_MAX if wide is None else bool(wide)
-    return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why, c16=c16), fuse)
+    blocks = cdiv(m, tile.BM) * cdiv(n, tile.BN) * splits
+    if one_loop is None:
+        one_loop = not wide and blocks <= sms and kslice // tile.BK <= ONE_LOOP_TILES
+    _check_one_loop(one_loop, wide)
+    return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why, c16=c16, one_loop=one_loop), fuse)
 
 
 # The thin kernels whose output tile's last block adds its slices (util.splitk), where that takes at most FUSE_ROUNDS
@@ -610,7 +640,8 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 
 @lru_cache(maxsize=None)
 def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
-                 order: str | None = None, shift_b: bool = False, vc: bool = False, sc: bool = False):
+                 order: str | None = None, shift_b: bool = False, vc: bool = False, sc: bool = False,
+                 one_loop: bool = False):
     """The numba kernel ``gemm(m, n, k, kslice, a, b, out, dst, flags)`` on flat (1-D, row-major) arrays; ``out`` holds
     ``gridDim.z`` slices of m x n (C itself when there is one), which ``splitk_sum`` adds; ``dst`` and
     ``flags``, which the thin kernels' fused split-K takes (``util.splitk``), are not read (one signature for
@@ -620,7 +651,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     only for B's 4-byte loads by whole pieces, and only launched with n >= BN): the right-edge block's tile starts
     at column n - BN instead of being clamped column by column, so a piece's 4 floats are always consecutive and one
     walking offset serves each piece (with per-column clamps each float needs its own); that block stores only
-    the columns from its own BN-aligned start on.
+    the columns from its own BN-aligned start on. ``one_loop`` (``Plan.one_loop``): without the two-tile pass, every
+    k-tile through the one-tile loop.
 
     Its shared tiles are 16-byte aligned (without that, ptxas does not always prove a fragment's 4 floats
     aligned and reads them one by one: LDS instead of LDS.128). numba's simulator takes no alignment:
@@ -648,8 +680,9 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     PIECE_B = VB or SHIFT_B  # one walking offset per piece of B (else one per element), as the twin's PIECE_B
     VC = _check_vc(vc, vb, tile)
     SC = _check_sc(sc, vb, tile)
+    ONE_LOOP = _check_one_loop(one_loop, wide)
     ALIGN = None if simulator else 16
-    order = ffma_order("numba", tile, va, vb, wide, SHIFT_B, VC, SC) if order is None else order
+    order = ffma_order("numba", tile, va, vb, wide, SHIFT_B, VC, SC, ONE_LOOP) if order is None else order
     _check_order(order)
     COLS, SNAKE = order in ("col", "colsnake"), order in ("snake", "colsnake")
     NO, NI = (FN, FM) if COLS else (FM, FN)  # the outer and inner loop of the FMAs
@@ -870,19 +903,21 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             fetch_tail(a, b, ra, rb, pb, kbeg, kend, brow, mm, kk, t)
         stage(AsT, Bs, 0, ra, rb, t)
         cuda.syncthreads()
-        pairs = (nfull - OFF(1)) // OFF(2) if nfull > 0 else OFF(0)  # passes whose two next tiles are whole
-        kt = OFF(0)
-        while kt < pairs:  # two tiles a pass: both buffer indices are constants
-            fetch(a, b, ra, rb, pa, pb, bstep)
-            ktile(acc, fa, fb, AsT, Bs, 0, k0, am, bn)
-            stage(AsT, Bs, 1, ra, rb, t)
-            cuda.syncthreads()
-            fetch(a, b, ra, rb, pa, pb, bstep)
-            ktile(acc, fa, fb, AsT, Bs, 1, k0, am, bn)
-            stage(AsT, Bs, 0, ra, rb, t)
-            cuda.syncthreads()
-            kt = add_nsw(kt, OFF(1))
-        j = OFF(2) * pairs  # the tile in buffer 0
+        j = OFF(0)  # the tile in buffer 0
+        if not ONE_LOOP:  # (with ONE_LOOP this is not compiled)
+            pairs = (nfull - OFF(1)) // OFF(2) if nfull > 0 else OFF(0)  # passes whose two next tiles are whole
+            kt = OFF(0)
+            while kt < pairs:  # two tiles a pass: both buffer indices are constants
+                fetch(a, b, ra, rb, pa, pb, bstep)
+                ktile(acc, fa, fb, AsT, Bs, 0, k0, am, bn)
+                stage(AsT, Bs, 1, ra, rb, t)
+                cuda.syncthreads()
+                fetch(a, b, ra, rb, pa, pb, bstep)
+                ktile(acc, fa, fb, AsT, Bs, 1, k0, am, bn)
+                stage(AsT, Bs, 0, ra, rb, t)
+                cuda.syncthreads()
+                kt = add_nsw(kt, OFF(1))
+            j = OFF(2) * pairs
         buf = uint32(0)
         while j < ntiles:  # the last whole tile or two and the tail: one copy of ktile for all of them
             more = j + OFF(1) < ntiles
@@ -1192,16 +1227,16 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
           wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-          thin: bool = True, fuse: bool | None = None) -> Plan:
+          thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None) -> Plan:
     """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
     ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (``tile``:
     one of ``TILES``, or of ``THINS``, the kernels for C with few rows or columns), ``order`` the recorded order of
     the tiled kernels' FMAs (tests, studies; it keeps to the tiles); ``thin=False``: no thin kernel, ``fuse``: who
-    adds the slices of a split K (``plan``).
+    adds the slices of a split K, ``one_loop``: the tiled kernels' k-tiles all through one loop (``plan``).
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""
-    call = _cached(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
+    call = _cached(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
     call()
     return call.plan
 
@@ -1211,7 +1246,7 @@ class Prepared:
 
     def __init__(self, a: Any, b: Any, c: Any, compiler: str = "numba", splits: int | None = None,
                  wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-                 thin: bool = True, fuse: bool | None = None) -> None:
+                 thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None) -> None:
         if compiler not in ("numba", "cuda_c"):
             raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
         if compiler == "cuda_c" and SIMULATED:
@@ -1219,8 +1254,9 @@ class Prepared:
         if order is not None and isinstance(tile, Thin):
             raise ValueError(f"order is the order of the tiled kernels' FMAs; {tile.name} has none to choose")
         m, n, k, a, b, c = check_operands(a, b, c)
-        self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile, thin=thin and order is None,
-                             aligned=(_aligned16(a), _aligned16(b), _aligned16(c)), fuse=fuse)
+        tiles_only = order is not None or one_loop is not None  # the tiled kernels' choices keep to the tiles
+        self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile, thin=thin and not tiles_only,
+                             aligned=(_aligned16(a), _aligned16(b), _aligned16(c)), fuse=fuse, one_loop=one_loop)
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
         flags = _counters_for(p.grid[0] * p.grid[1] if p.fused else 1)
         second = p.splits > 1 and not p.fused  # a second kernel adds the slices
@@ -1235,14 +1271,15 @@ class Prepared:
             self._args = (np.int32(m), np.int32(n), np.int32(k), kslice, a.reshape(m * k),
                           b.reshape(k * n), ws if ws is not None else cf, cf, flags)
             kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused, va=p.va) if isinstance(p.tile, Thin) else
-                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc))
+                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc,
+                                   one_loop=p.one_loop))
             self._main = kernel[p.grid, p.tile.NT]
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
             if second:
                 self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (m * n, p.splits, ws, cf))
         else:
             twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused, p.va) if isinstance(p.tile, Thin) else
-                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc))
+                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc, p.one_loop))
             self._args = (a, b, ws if ws is not None else c, c, flags, np.int32(m), np.int32(n), np.int32(k),
                           kslice)
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
@@ -1260,9 +1297,9 @@ class Prepared:
 
 def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
             wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-            thin: bool = True, fuse: bool | None = None) -> Prepared:
+            thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None) -> Prepared:
     """Check and plan C = A @ B once; the returned object launches it (``g()``), as often as wanted."""
-    return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
+    return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
 
 
 _CACHE: dict[tuple, tuple[tuple, Prepared]] = {}
@@ -1276,22 +1313,23 @@ def clear_cache() -> None:
 
 
 def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None,
-            tile: Tile | Thin | None, order: str | None, thin: bool, fuse: bool | None) -> Prepared:
+            tile: Tile | Thin | None, order: str | None, thin: bool, fuse: bool | None,
+            one_loop: bool | None) -> Prepared:
     """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
     alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call. The
     last ``_CACHE_SIZE`` entries hold their arrays (so an id cannot be reused while its entry lives): their memory
     stays allocated until ``clear_cache()`` or until newer calls push them out."""
     if SIMULATED:
-        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
     if not all(type(x) is DeviceNDArray for x in (a, b, c)):
-        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
-    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order, thin, fuse)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
+    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order, thin, fuse, one_loop)
     hit = _CACHE.get(key)
     if hit is not None:  # the entry holds a, b and c, so these ids are still theirs
         return hit[1]
-    call = Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse)
+    call = Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = ((a, b, c), call)
@@ -1300,18 +1338,20 @@ def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: boo
 
 @lru_cache(maxsize=None)
 def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None, shift_b: bool = False,
-           vc: bool = False, sc: bool = False):
-    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b, vc=vc, sc=sc)``: util/sgemm_any_shape.cu with
+           vc: bool = False, sc: bool = False, one_loop: bool = False):
+    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b, vc=vc, sc=sc, one_loop=one_loop)``:
+    util/sgemm_any_shape.cu with
     those macros. ``order``: as for numba_kernel; by default the order recorded for the twin's variant by the same
     search, run on the twin's own machine code."""
     from .cuda_c import CudaC
 
     shift_b, vc = _check_shift_b(shift_b, vb, tile), _check_vc(vc, vb, tile)
-    sc = _check_sc(sc, vb, tile)
-    order = ffma_order("cuda_c", tile, va, vb, wide, shift_b, vc, sc) if order is None else order
+    sc, one_loop = _check_sc(sc, vb, tile), _check_one_loop(one_loop, wide)
+    order = ffma_order("cuda_c", tile, va, vb, wide, shift_b, vc, sc, one_loop) if order is None else order
     _check_order(order)
     options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}",
                                f"-DSHIFT_B={int(shift_b)}", f"-DVC={int(vc)}", f"-DSC={int(sc)}",
+                               f"-DONE_LOOP={int(one_loop)}",
                                f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
                                f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}"]
     return CudaC.from_file(TWIN_SOURCE, "gemm_c", options=options)

@@ -184,6 +184,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     __syncthreads();
     int buf = 0;
     off_t_ j = 0;  // the tile in buffer buf
+#if !ONE_LOOP  // (with ONE_LOOP, as numba's, every tile through the loop below)
     for (; j + 1 < nfull; ++j) {  // one tile a pass, as the ladder's C twin: nvcc keeps both buffers' addresses
         fetch(a, b, ra, rb, pa, pb, bstep);
         ktile(acc, AsT, Bs, buf, k0, am, bn);
@@ -191,6 +192,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
         __syncthreads();
         buf = 1 - buf;
     }
+#endif
     for (; j < ntiles; ++j) {  // the last whole tile or two and the tail: one copy of ktile for all of them
         const bool more = j + 1 < ntiles;
         if (j + 1 < nfull) fetch(a, b, ra, rb, pa, pb, bstep);

@@ -32,9 +32,9 @@ QUANTILES = (0.2, 0.8)  # shown beside the median
 
 
 @lru_cache(maxsize=2)
-def problem(m: int, n: int, k: int, seed: int = 0, precision: str = "fp32") -> Problem:
+def problem(m: int, n: int, k: int, seed: int = 0, precision: str = "fp32", c_offset: int = 0) -> Problem:
     """A cached test problem (inputs, reference, tolerance), shared by every kernel timed on it."""
-    return Problem(m, n, k, seed, precision)
+    return Problem(m, n, k, seed, precision, c_offset)
 
 
 def default_sizes(m: int | None, n: int | None, k: int | None, *, quiet: bool = False) -> tuple[int, int, int]:

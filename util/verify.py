@@ -90,6 +90,7 @@ class Problem:
     k: int
     seed: int = 0
     precision: str = "fp32"
+    c_offset: int = 0  # C starts this many floats past an allocation (1-3: not 16-byte aligned), for kernels that care
     a: Any = field(init=False, repr=False)
     b: Any = field(init=False, repr=False)
     c: Any = field(init=False, repr=False)
@@ -108,13 +109,16 @@ class Problem:
         check_sizes(m=self.m, n=self.n, k=self.k)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if isinstance(self.c_offset, bool) or not isinstance(self.c_offset, int) or not 0 <= self.c_offset <= 3:
+            raise ValueError(f"c_offset is 0-3 floats past an allocation's start, got {self.c_offset!r}")
+        mn, off = self.m * self.n, self.c_offset
         torch = _torch()
         if SIMULATED or not torch.cuda.is_available():
             rng = np.random.default_rng(self.seed)
             a = round_to(rng.uniform(-1.0, 1.0, (self.m, self.k)).astype(np.float32), self.precision)
             b = round_to(rng.uniform(-1.0, 1.0, (self.k, self.n)).astype(np.float32), self.precision)
             self.a, self.b = to_d(a), to_d(b)
-            self.c = cuda.device_array((self.m, self.n), dtype=np.float32)
+            self.c = cuda.device_array(mn + off, dtype=np.float32)[off:].reshape(self.m, self.n)
             self._nan, self._tensors = to_d(np.full((self.m, self.n), np.nan, dtype=np.float32)), None
             self._tensors16 = None
             if self.precision == "bf16":  # the rounded values' top 16 bits are their bf16 patterns
@@ -129,7 +133,7 @@ class Problem:
             a_t = torch.empty((self.m, self.k), dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0, generator=gen)
             b_t = torch.empty((self.k, self.n), dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0, generator=gen)
             a_t, b_t = round_to(a_t, self.precision), round_to(b_t, self.precision)
-            c_t = torch.empty((self.m, self.n), dtype=torch.float32, device="cuda")
+            c_t = torch.empty(mn + off, dtype=torch.float32, device="cuda")[off:].view(self.m, self.n)
             self._tensors, self._nan = (a_t, b_t, c_t), None
             self.a, self.b, self.c = (cuda.as_cuda_array(t) for t in self._tensors)
             self._tensors16 = None
