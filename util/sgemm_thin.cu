@@ -253,7 +253,7 @@ gemm_rows_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
     for (int j = 0; j < 4; ++j) red[q][lane % L * 4 + j] = acc[j];
     __syncthreads();
     if (t < CB) {  // thread t adds column c0 + t's sums in the order of their first rows
-        float s = -0.0f;  // -0.0 + x is x: the first sum is red[0][t] itself (as util/sgemm_thin.py's 16 at a time)
+        float s = -0.0f;  // -0.0 + x is x: the first sum is red[0][t] itself (as util/sgemm_thin.py's)
         #pragma unroll
         for (int h = 0; h < NW * G; ++h) s += red[h][t];
         const off_t_ c = c0 + t;

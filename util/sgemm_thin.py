@@ -420,7 +420,8 @@ def _rows_vec(thin: Thin, wide: bool, simulator: bool, fuse: bool):
                     acc[j] += av[u] * bv[u, j]
             r = add_nsw(r, OFF(U * NWV * G))
             pb = add_nsw(pb, mul_nsw(OFF(U), step))
-        while r < kend:  # the slice's last rows, one at a time
+        last = min(kend, add_nsw(r, OFF((U - 1) * NWV * G)))  # fewer than U rows left (LLVM unrolled the loop
+        while r < last:  # 4 times, with a remainder, for a trip count it did not know was under 4)
             x = at_nc(a, r)
             v0, v1, v2, v3 = ldg128_cs_at(b, pb)
             acc[0] += x * v0
@@ -432,14 +433,17 @@ def _rows_vec(thin: Thin, wide: bool, simulator: bool, fuse: bool):
         for j in range(4):
             red[q, lane % uint32(L) * uint32(4) + uint32(j)] = acc[j]
         cuda.syncthreads()
-        if t < uint32(CB):  # thread t adds column c0 + t's sums in the order of their first rows, 16 loads in
-            s = float32(-0.0)  # flight at a time (a loop of one load and one add waited on each: with 128 sums at
-            for h0 in range(0, NWV * G, 16):  # cb = 32, numba's took 0.7-0.9x the twin's rate, whose loop nvcc unrolls)
-                v = cuda.local.array(16, float32)
-                for u in range(16):
-                    v[u] = red[h0 + u, t]
+        if t < uint32(CB):  # thread t adds column c0 + t's sums in the order of their first rows, the next 16
+            s = float32(-0.0)  # loads issued among the adds of the 16 before them (a loop of one load and one add
+            v = cuda.local.array(16, float32)  # waited on each: with 128 sums at cb = 32, 0.7-0.9x the twin's rate,
+            for u in range(16):  # whose loop nvcc unrolls whole)
+                v[u] = red[u, t]
+            for h0 in range(16, NWV * G, 16):
                 for u in range(16):
                     s += v[u]  # -0.0 + x is x: the first sum is red[0, t] itself
+                    v[u] = red[h0 + u, t]
+            for u in range(16):
+                s += v[u]
             c = add_nsw(c0, OFF(t))
             if c < nn:
                 out[nonneg(add_nsw(mul_nsw(OFF(cuda.blockIdx.z), nn), c))] = s
