@@ -31,8 +31,9 @@ def run(shape, seed=0, **options):
     ((1, 9, 20), {}),                                 # one row
     ((9, 1, 20), {}),                                 # one column
     ((9, 8, 1), {}),                                  # K = 1: only the tail tile
-    ((130, 132, 24), {"tile": S.TILE}),               # 16-byte loads of A and B, edge blocks clamped
-    ((67, 129, 17), {"tile": S.SMALL_TILE}),          # scalar loads, a K tail, 64 x 128 tiles
+    ((130, 132, 24), {"tile": S.TILE, "one_loop": False}),  # 16-byte loads of A and B, edge blocks clamped, a pass
+                                                            # of two tiles and one more
+    ((67, 129, 17), {"tile": S.SMALL_TILE, "one_loop": False}),  # scalar loads, a K tail, 64 x 128 tiles
     ((5, 8, 40), {"splits": 5}),                      # split-K: five slices of one tile each, then the sum
     ((5, 9, 176), {"splits": 22}),                    # 22 slices: the sum's passes of 8 slices, then 4, then 1 alone
     ((5, 9, 56), {"splits": 7}),                      # 7 slices: the sum's 4 slices at once, then 2 alone
@@ -40,7 +41,8 @@ def run(shape, seed=0, **options):
     ((33, 4, 44), {"splits": 2, "wide": True}),       # split-K with 64-bit offsets
     ((9, 8, 26), {"tile": S.TILE, "wide": True}),     # vector loads of B only over whole k-tiles, 64-bit, 128 x 128
     ((20, 7, 36), {"tile": S.SMALL_TILE, "splits": 3}),  # 64 x 128 tiles split, vector loads of A only
-    ((131, 130, 27), {"tile": S.TILE}),               # 128 x 128, scalar A, B spread over threads, K tail, edges
+    ((131, 130, 27), {"tile": S.TILE, "one_loop": False}),  # 128 x 128, scalar A, B spread over threads, K tail,
+                                                            # edges
     ((70, 257, 40), {"tile": S.TILE, "wide": True}),  # B spread over threads with 64-bit offsets
     ((65, 67, 19), {"tile": S.TINY_TILE}),            # 64 x 64 sliced K: scalar loads, edges, a K tail in group 0 only
     ((67, 70, 29), {"tile": S.TINY_TILE, "splits": 2, "wide": True}),  # sliced K, 64-bit, split, K tails
@@ -61,12 +63,14 @@ def test_every_strategy_is_correct(shape, options):
         assert getattr(used, key) == value
 
 
+@pytest.mark.parametrize("one_loop", [False, True])
 @pytest.mark.parametrize("order", S.FFMA_ORDERS)
 @pytest.mark.parametrize("tile", S.TILES)
-def test_every_ffma_order_is_correct(order, tile):
-    """Each order of a k-step's FMAs, forced, on a shape with edge blocks and a K tail (the plan's grid)."""
-    used, check = run((70, 131, 27), seed=3, tile=tile, splits=1, order=order)
-    assert check.correct, f"{tile.name} {order} -> {used}: {check}"
+def test_every_ffma_order_is_correct(order, tile, one_loop):
+    """Each order of a k-step's FMAs, forced, on a shape with edge blocks and a K tail (the plan's grid), in the
+    two-tile pass (3 whole k-tiles or more on every tile) and through one loop."""
+    used, check = run((70, 131, 59), seed=3, tile=tile, splits=1, order=order, one_loop=one_loop)
+    assert check.correct, f"{tile.name} {order} one_loop={one_loop} -> {used}: {check}"
 
 
 def test_every_variant_has_a_recorded_ffma_order():
@@ -112,7 +116,11 @@ def test_the_plan_takes_one_loop_for_short_k_where_each_sm_has_one_block():
     way by ``one_loop``, which a thin kernel's plan refuses."""
     assert S.plan(76, 2464, 50, sms=132).one_loop        # 78 blocks of 4 k-tiles
     assert not S.plan(512, 512, 512, sms=132).one_loop   # 512 blocks: an SM runs several
-    assert not S.plan(2223, 916, 2611, sms=132).one_loop  # long K
+    assert not S.plan(2223, 916, 2611, sms=132).one_loop  # 525 blocks
+    edge = dict(sms=132, tile=S.TINY_TILE, splits=1)  # 64 x 64, 16-deep k-tiles
+    assert S.plan(768, 704, 128, **edge).one_loop          # 132 blocks of 8 k-tiles: the most it takes
+    assert not S.plan(768, 704, 144, **edge).one_loop      # 9 k-tiles
+    assert not S.plan(448, 1216, 128, **edge).one_loop     # 133 blocks
     assert not S.plan(76, 2464, 50, sms=132, one_loop=False).one_loop
     assert S.plan(512, 512, 512, sms=132, one_loop=True).one_loop
     with pytest.raises(ValueError, match="thin kernel"):
@@ -162,13 +170,17 @@ def test_the_plan_stores_16_bytes_where_n_and_c_allow_on_the_tiles_with_vc():
 
 
 def test_a_problem_whose_c_starts_past_its_allocation():
-    """Problem's ``c_offset`` (the FMA order search's 4-byte stores of C): C is a view one float in, poisoned,
-    written and checked as any other."""
+    """Problem's ``c_offset`` (the FMA order search's 4-byte stores of C): C is the allocation from its second
+    float on, poisoned, written and checked as any other; the float before it is not written."""
     p = Problem(16, 12, 8, seed=2, c_offset=1)
+    assert p.c_buffer.size == 16 * 12 + 1
+    p.c_buffer[:1].copy_to_device(np.array([7.0], np.float32))
     p.poison()
     assert p.check().nan_count == 16 * 12
     S.sgemm(p.a, p.b, p.c, tile=S.TINY_TILE)
     assert p.check().correct
+    whole = p.c_buffer.copy_to_host()
+    assert whole[0] == 7.0 and (whole[1:] == p.c.copy_to_host().reshape(-1)).all()
     with pytest.raises(ValueError, match="c_offset"):
         Problem(8, 8, 8, c_offset=4)
 

@@ -221,8 +221,9 @@ def _check_one_loop(one_loop: bool, wide: bool) -> bool:
     # no plan of the rule takes both: 64-bit offsets need m * k or k * n past 2^31, a grid of at most one block an
     # SM and slices of at most ONE_LOOP_TILES k-tiles keep them far below it
     if one_loop and wide:
-        raise ValueError("one_loop takes 32-bit offsets (wide=False): no plan with 64-bit offsets has a grid of at "
-                         "most one block an SM and short slices")
+        raise ValueError("one_loop=True needs 32-bit offsets, and this plan has 64-bit ones (wide, forced or needed "
+                         "by the sizes): no plan of the rule takes both (a grid of at most one block an SM and short "
+                         "slices keep every offset far below 2^31)")
     return bool(one_loop)
 
 
@@ -344,8 +345,8 @@ COST = CostModel()
 MAX_SPLITS = 256
 # A tiled plan whose grid puts at most one block on an SM and whose slices are at most this many k-tiles runs every
 # k-tile through the kernels' one-tile loop (``Plan.one_loop``): each SM then runs one block, its code cold, and
-# numba's two-tile pass (a second copy of the k-tile's ~600 instructions, run once or twice) cost more to fetch than
-# its constant shared addresses saved (H200, docs/notes.md); where SMs run several blocks the pass paid
+# numba's two-tile pass (a second copy of the k-tile's ~600 instructions, run at most three times there) cost more to
+# fetch than its constant shared addresses saved (H200, docs/notes.md); where SMs run several blocks the pass paid
 ONE_LOOP_TILES = 8
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y, which holds the row tiles
 
@@ -414,9 +415,11 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
                          if n <= WIDTHS[-1] else f"COL_VEC ({COL_VEC.name}) takes C with one column; got n = {n}")
     if one_loop is not None and not isinstance(one_loop, bool):
         raise ValueError(f"one_loop must be True, False or None (the rule), got {one_loop!r}")
-    if one_loop is not None and (isinstance(tile, Thin) or (tile is None and thin and splits is None
-                                                           and thin_choice(m, n, k) is not None)):
-        raise ValueError("one_loop is the tiled kernels' choice; this plan takes a thin kernel (pass thin=False or "
+    if one_loop is not None and isinstance(tile, Thin):
+        raise ValueError(f"one_loop is the tiled kernels' choice; {tile.name} is a thin kernel: force a tile of TILES "
+                         "or leave one_loop to the rule")
+    if one_loop is not None and tile is None and thin and splits is None and thin_choice(m, n, k) is not None:
+        raise ValueError("one_loop is the tiled kernels' choice; this shape takes a thin kernel (pass thin=False or "
                          "a tile of TILES)")
     if len(aligned) not in (2, 3):
         raise ValueError(f"aligned is (A, B) or (A, B, C): whether each starts 16-byte aligned; got {aligned!r}")
@@ -1232,7 +1235,8 @@ def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None
     ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (``tile``:
     one of ``TILES``, or of ``THINS``, the kernels for C with few rows or columns), ``order`` the recorded order of
     the tiled kernels' FMAs (tests, studies; it keeps to the tiles); ``thin=False``: no thin kernel, ``fuse``: who
-    adds the slices of a split K, ``one_loop``: the tiled kernels' k-tiles all through one loop (``plan``).
+    adds the slices of a split K, ``one_loop``: the tiled kernels' k-tiles all through one loop or not (``plan``;
+    forced either way, it too keeps to the tiles).
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""

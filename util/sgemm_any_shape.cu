@@ -5,7 +5,8 @@
 // Macros: BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD, MINB, KG (util.sgemm.Tile); VA / VB: 16-byte loads of A / B;
 // VC: 16-byte stores of C (util.sgemm.Plan.vc); SC: C stored through shared memory (util.sgemm.Plan.sc);
 // WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS); SHIFT_B:
-// B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (util.sgemm.Plan.shift_b).
+// B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (util.sgemm.Plan.shift_b);
+// ONE_LOOP: every k-tile through the last loop, without the first (util.sgemm.Plan.one_loop).
 #ifdef BM
 #define WARPS_N (BN / WN)
 #define NTG (32 * (BM / WM) * WARPS_N)  // the threads of one group of warps (sliced K: KG groups)
@@ -193,7 +194,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
         buf = 1 - buf;
     }
 #endif
-    for (; j < ntiles; ++j) {  // the last whole tile or two and the tail: one copy of ktile for all of them
+    for (; j < ntiles; ++j) {  // the last whole tile and the tail (with ONE_LOOP every tile): one copy of ktile
         const bool more = j + 1 < ntiles;
         if (j + 1 < nfull) fetch(a, b, ra, rb, pa, pb, bstep);
         else if (more) fetch_tail(a, b, ra, rb, kbeg + (j + 1) * BK, kend, brow, bcl, m, n, k, t);

@@ -94,6 +94,7 @@ class Problem:
     a: Any = field(init=False, repr=False)
     b: Any = field(init=False, repr=False)
     c: Any = field(init=False, repr=False)
+    c_buffer: Any = field(init=False, repr=False)  # the allocation C lies in, c_offset floats in (a device array)
     # precision "bf16" only (else None): the bf16 bits of A (m x k) and of B transposed (n x k, so that C = A @ W^T
     # with W = bt16, k contiguous in both), as int16 device arrays for kernels that read bf16 inputs
     a16: Any = field(init=False, repr=False)
@@ -118,7 +119,8 @@ class Problem:
             a = round_to(rng.uniform(-1.0, 1.0, (self.m, self.k)).astype(np.float32), self.precision)
             b = round_to(rng.uniform(-1.0, 1.0, (self.k, self.n)).astype(np.float32), self.precision)
             self.a, self.b = to_d(a), to_d(b)
-            self.c = cuda.device_array(mn + off, dtype=np.float32)[off:].reshape(self.m, self.n)
+            self.c_buffer = cuda.device_array(mn + off, dtype=np.float32)
+            self.c = self.c_buffer[off:].reshape(self.m, self.n)
             self._nan, self._tensors = to_d(np.full((self.m, self.n), np.nan, dtype=np.float32)), None
             self._tensors16 = None
             if self.precision == "bf16":  # the rounded values' top 16 bits are their bf16 patterns
@@ -133,7 +135,9 @@ class Problem:
             a_t = torch.empty((self.m, self.k), dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0, generator=gen)
             b_t = torch.empty((self.k, self.n), dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0, generator=gen)
             a_t, b_t = round_to(a_t, self.precision), round_to(b_t, self.precision)
-            c_t = torch.empty(mn + off, dtype=torch.float32, device="cuda")[off:].view(self.m, self.n)
+            c_buf = torch.empty(mn + off, dtype=torch.float32, device="cuda")
+            c_t = c_buf[off:].view(self.m, self.n)
+            self.c_buffer = cuda.as_cuda_array(c_buf)
             self._tensors, self._nan = (a_t, b_t, c_t), None
             self.a, self.b, self.c = (cuda.as_cuda_array(t) for t in self._tensors)
             self._tensors16 = None
