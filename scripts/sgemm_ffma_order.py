@@ -69,8 +69,11 @@ def main() -> None:
                     continue
                 forced = dict(tile=tile, splits=1, wide=wide, one_loop=args.one_loop)
                 first = S.plan(*shape, **forced)
-                cases = ([(shape, 0)] + [(narrow(shape, tile.BN), 0)] * first.shift_b  # (shape, C's offset)
-                         + [(shape, 1)] * first.vc)  # C one float past 16 bytes: 4-byte stores
+                cases = [(shape, 0)]  # (shape, C's offset in floats)
+                if first.shift_b:  # the same loads without the shifted right edge: n = BN - 1
+                    cases.append((narrow(shape, tile.BN), 0))
+                if first.vc:  # the 4-byte stores of C that is not 16-byte aligned: C one float further on
+                    cases.append((shape, 1))
                 for run, c_offset in cases:
                     p = S.plan(*run, aligned=(True, True, not c_offset), **forced)
                     assert p.variant == S.variant_name(va, vb, wide) and p.shift_b == (run == shape and first.shift_b)

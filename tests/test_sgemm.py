@@ -26,6 +26,14 @@ def run(shape, seed=0, **options):
     return used, p.check()
 
 
+def tiled_sass(tile, va, vb, **options):
+    """The sm_90 machine code of ``S.numba_kernel(va, vb, False, tile, **options)`` (32-bit offsets), as the plan
+    launches it (its launch bounds); its hot loop found by the tile's FFMAs a k-step."""
+    kernel = S.numba_kernel(va, vb, False, tile, simulator=False, **options)
+    return analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
+                   ffma_per_iteration=tile.ffma)
+
+
 @pytest.mark.parametrize("shape, options", [
     ((1, 1, 1), {}),                                  # the smallest: one scalar, every load clamped or zero
     ((1, 9, 20), {}),                                 # one row
@@ -339,10 +347,7 @@ def test_machine_code(tile, va, vb):
     the variant takes them; no float64, no local memory; and the recorded FMA order leaves fewer same-bank source
     pairs than row by row."""
     def hot_loop(order):
-        kernel = S.numba_kernel(va, vb, False, tile, simulator=False, order=order)
-        report = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
-                         ffma_per_iteration=tile.ffma)
-        return report.hot_loop
+        return tiled_sass(tile, va, vb, order=order).hot_loop
 
     loop = hot_loop(None)
     assert loop.bank_pairs < hot_loop("row").bank_pairs
@@ -367,10 +372,7 @@ def test_one_loop_machine_code(tile, va, vb, shift_b, vc, sc):
     (half the two-tile pass's) and the kernel is shorter; local memory in the loop only where the recorded order
     (timed) trades it for fewer same-bank source pairs than every order without it."""
     def report(one_loop, order=None):
-        kernel = S.numba_kernel(va, vb, False, tile, simulator=False, order=order, shift_b=shift_b, vc=vc, sc=sc,
-                                one_loop=one_loop)
-        return analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
-                       ffma_per_iteration=tile.ffma)
+        return tiled_sass(tile, va, vb, order=order, shift_b=shift_b, vc=vc, sc=sc, one_loop=one_loop)
 
     def local(r):
         return sum(n for op, n in r.hot_loop.opcodes.items() if op.startswith(("LDL", "STL")))
@@ -414,10 +416,8 @@ def test_c_through_shared_memory_stores_whole_rows(va):
     tile = S.TINY_TILE
     bars = {}
     for sc in (False, True):
-        numba_cubin = cubin_from_ptx(numba_ptx(S.numba_kernel(va, False, False, tile, simulator=False, sc=sc),
-                                               S.numba_sig(), launch_bounds=(tile.NT, tile.MINB)))
-        for twin, cubin in (("numba", numba_cubin), ("C", S.c_twin(va, False, False, tile, sc=sc).cubin("sm_90"))):
-            report = analyze(cubin)
+        for twin, report in (("numba", tiled_sass(tile, va, False, sc=sc)),
+                             ("C", analyze(S.c_twin(va, False, False, tile, sc=sc).cubin("sm_90")))):
             ops = Counter(i.opcode for i in report.instructions)
             stores = {op: v for op, v in ops.items() if op.startswith("STG")}
             per_thread = tile.BM * tile.BN // tile.NT if sc else tile.WMI * tile.TM * tile.WNI * tile.TN
@@ -433,9 +433,7 @@ def test_shifted_right_edge_gives_b_one_address_a_piece(tile, va):
     """B's 4-byte loads: with per-column clamps each float has its own walking offset and 64-bit address
     (IMAD.WIDE); with the right-edge block shifted, one per piece, the floats at +4, +8, +12 bytes from it."""
     def hot_loop(shift_b):
-        kernel = S.numba_kernel(va, False, False, tile, simulator=False, shift_b=shift_b)
-        return analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
-                       ffma_per_iteration=tile.ffma).hot_loop
+        return tiled_sass(tile, va, False, shift_b=shift_b).hot_loop
 
     pieces = 2 * (tile.A4 + tile.B4)  # the pieces of A and B a thread loads in a pass of two tiles
     shifted, clamped = hot_loop(True), hot_loop(False)
@@ -454,8 +452,7 @@ def test_the_k_tail_loads_b_where_the_walking_offsets_stand(va, shift_b):
     def setup(report):
         return next(i for i, ins in enumerate(report.instructions) if ins.opcode.startswith("BAR"))
 
-    kernel = S.numba_kernel(va, False, False, tile, simulator=False, shift_b=shift_b, sc=True)
-    numba_ = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))))
+    numba_ = tiled_sass(tile, va, False, shift_b=shift_b, sc=True)
     twin = analyze(S.c_twin(va, False, False, tile, shift_b=shift_b, sc=True).cubin("sm_90"), "gemm_c")
     assert setup(numba_) <= 1.6 * setup(twin), (setup(numba_), setup(twin))
 
@@ -477,8 +474,7 @@ def test_the_set_up_reads_as_few_lines_of_parameters_as_the_twin(tile):
     set-up read four 64-byte lines of its parameters (each line's first read on an SM a constant-cache miss, ncu's
     stall_imc), the twin's two. With the sizes first (``numba_sig``), no more lines than the twin's."""
     for va, vb in ((False, False), (True, True)):
-        kernel = S.numba_kernel(va, vb, False, tile, simulator=False, vc=tile.VC and vb, sc=tile.SC and not vb)
-        numba_ = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))))
+        numba_ = tiled_sass(tile, va, vb, vc=tile.VC and vb, sc=tile.SC and not vb)
         twin = analyze(S.c_twin(va, vb, False, tile, vc=tile.VC and vb, sc=tile.SC and not vb).cubin("sm_90"),
                        "gemm_c")
         assert len(parameter_lines(numba_)) <= len(parameter_lines(twin)), (va, vb, parameter_lines(numba_),
@@ -490,10 +486,8 @@ def test_16_byte_stores_of_c(tile, va):
     """With vc every result leaves in a 16-byte store (FM * FN / 4 of them, no 4-byte ones), in both twins; without,
     in 4-byte ones; the recorded FMA order of each variant leaves no local memory anywhere in the kernel."""
     for vc in (False, True):
-        numba_cubin = cubin_from_ptx(numba_ptx(S.numba_kernel(va, True, False, tile, simulator=False, vc=vc),
-                                               S.numba_sig(), launch_bounds=(tile.NT, tile.MINB)))
-        for cubin in (numba_cubin, S.c_twin(va, True, False, tile, vc=vc).cubin("sm_90")):
-            report = analyze(cubin)
+        for report in (tiled_sass(tile, va, True, vc=vc),
+                       analyze(S.c_twin(va, True, False, tile, vc=vc).cubin("sm_90"))):
             stores = Counter(i.opcode for i in report.instructions if i.opcode.startswith("STG"))
             results = tile.WMI * tile.TM * tile.WNI * tile.TN
             assert stores == ({"STG.E.128": results // 4} if vc else {"STG.E": results}), (vc, stores)

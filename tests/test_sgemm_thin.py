@@ -315,13 +315,11 @@ def test_row_vec_machine_code(thin):
     LLVM unrolled that loop 4 times and numba's 32-bit 128-column kernel was 664 instructions against 440)."""
     for wide in (False, True):
         for fuse in (False, True):
-            numba_cubin = cubin_from_ptx(numba_ptx(T.numba_kernel(thin, wide, simulator=False, fuse=fuse),
-                                                   S.numba_sig()))
-            twin_cubin = T.c_twin(thin, wide, fuse).cubin("sm_90")
-            assert len(analyze(numba_cubin).instructions) <= 1.08 * len(analyze(twin_cubin, "gemm_rows_vec_c")
-                                                                        .instructions)
-            for cubin, name in ((numba_cubin, None), (twin_cubin, "gemm_rows_vec_c")):
-                report = analyze(cubin, name)
+            numba_ = analyze(cubin_from_ptx(numba_ptx(T.numba_kernel(thin, wide, simulator=False, fuse=fuse),
+                                                      S.numba_sig())))
+            twin = analyze(T.c_twin(thin, wide, fuse).cubin("sm_90"), "gemm_rows_vec_c")
+            assert len(numba_.instructions) <= 1.08 * len(twin.instructions)
+            for name, report in (("numba", numba_), ("twin", twin)):
                 ops = report.hot_loop.opcodes
                 loads = {op: n for op, n in ops.items() if op.startswith("LDG")}
                 assert report.hot_loop.ffma == 4 * loads["LDG.E.EF.128"] == 4 * loads["LDG.E.CONSTANT"], loads

@@ -1344,9 +1344,8 @@ def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: boo
 def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None, shift_b: bool = False,
            vc: bool = False, sc: bool = False, one_loop: bool = False):
     """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b, vc=vc, sc=sc, one_loop=one_loop)``:
-    util/sgemm_any_shape.cu with
-    those macros. ``order``: as for numba_kernel; by default the order recorded for the twin's variant by the same
-    search, run on the twin's own machine code."""
+    util/sgemm_any_shape.cu with those macros. ``order``: as for numba_kernel; by default the order recorded for the
+    twin's variant by the same search, run on the twin's own machine code."""
     from .cuda_c import CudaC
 
     shift_b, vc = _check_shift_b(shift_b, vb, tile), _check_vc(vc, vb, tile)
