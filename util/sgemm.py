@@ -663,7 +663,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     GPU; pass it for static analysis from a simulator process)."""
     from numba import float32, int32, int64, uint32, uint64
 
-    from .intrinsics import add_nsw, at, ldg128_at, stg128_at
+    from .intrinsics import add_nsw, at, ldg128_at, mul_nsw, stg128_at
 
     BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD = (tile.BM, tile.BN, tile.BK, tile.TM, tile.TN, tile.WM, tile.WN,
                                                  tile.WMI, tile.WNI, tile.PAD)
@@ -674,6 +674,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     KC = BK // KG // 8  # runs of 8 k-steps a group does per tile
     assert A4 * 4 * NT == BM * BK and B4 * 4 * NT == BK * BN and KC * 8 * KG == BK, "whole pieces, 8 k-steps a run"
     OFF = int64 if wide else int32  # the type of every element offset
+    UOFF = uint64 if wide else uint32  # the same width, unsigned: divisions of counts >= 0 by shifts
     VA, VB = bool(va), bool(vb)
     # B's scalar loads spread over consecutive threads, one walking offset per element: with one piece a thread
     # (the 128 x 128 tile); the 64 x 128 tile's two pieces would take 8 offsets out of its 168 registers
@@ -833,13 +834,13 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     @cuda.jit(device=True)
     def arow(brow, r, m):
         """Row r of the block's tile of A: past the last row, the last row (clamped)."""
-        return min(brow + OFF(r), m - OFF(1))
+        return min(add_nsw(brow, OFF(r)), add_nsw(m, OFF(-1)))
 
     @cuda.jit(device=True)
     def bcol(bcl, q, n):
         """Column q of the block's tile of B, clamped inside the matrix; with VB, q starts a piece that stays whole
         and aligned (clamped as one)."""
-        return min(bcl + OFF(q), n - OFF(4 if VB else 1))
+        return min(add_nsw(bcl, OFF(q)), add_nsw(n, OFF(-4 if VB else -1)))
 
     @cuda.jit(device=True)
     def fetch_tail(a, b, ra, rb, pb, k0, kend, brow, m, k, t):
@@ -850,15 +851,15 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         offsets too made the 128 x 128 tile's 4-byte variants spill (56-64 B, sm_90)."""
         for l in range(A4):
             r, q = a_at(t, l, 0)
-            kq = k0 + OFF(q)
-            r0 = arow(brow, r, m) * k + kq
+            kq = add_nsw(k0, OFF(q))
+            r0 = add_nsw(mul_nsw(arow(brow, r, m), k), kq)
             for x in range(4):
-                ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
+                ra[l, x] = at(a, add_nsw(r0, OFF(x))) if add_nsw(kq, OFF(x)) < kend else float32(0.0)
         for l in range(B4):
             for x in range(4):
                 r, _ = b_at(t, l, 0 if VB else x)
                 p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
-                rb[l, x] = at(b, p) if k0 + OFF(r) < kend else float32(0.0)
+                rb[l, x] = at(b, p) if add_nsw(k0, OFF(r)) < kend else float32(0.0)
 
     def gemm(m, n, k, kslice, a, b, out, dst, flags):
         """Step 15's hot loop for every block: edge rows and columns clamped (their results are not stored), a
@@ -879,11 +880,14 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         bn = (warp % WARPS_N) * WN + (lane % LN) * TN
         k0 = g * (BK // KG)  # the group's first k-step of each tile
         mm, nn, kk = OFF(m), OFF(n), OFF(k)
-        brow = OFF(cuda.blockIdx.y) * OFF(BM)
-        bcl0 = OFF(cuda.blockIdx.x) * OFF(BN)
-        bcl = min(bcl0, nn - OFF(BN)) if SHIFT_B else bcl0  # this block's first column of B
-        kbeg = OFF(cuda.blockIdx.z) * OFF(kslice)
-        kend = min(kbeg + OFF(kslice), kk)
+        # the set-up's arithmetic in OFF's width, as the twin's: numba types int32 + int32 (and *, //) as int64, and
+        # with the sizes int32 the set-up of a 32-bit variant had computed its offsets, clamps and tile counts in
+        # 64 bits (~70 more instructions before the first barrier than the twin's)
+        brow = mul_nsw(OFF(cuda.blockIdx.y), OFF(BM))
+        bcl0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(BN))
+        bcl = min(bcl0, add_nsw(nn, OFF(-BN))) if SHIFT_B else bcl0  # this block's first column of B
+        kbeg = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
+        kend = min(add_nsw(kbeg, OFF(kslice)), kk)
         acc = cuda.local.array((FM, FN), float32)
         fa = cuda.local.array(FM, float32)
         fb = cuda.local.array(FN, float32)
@@ -892,14 +896,15 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 acc[i, j] = float32(0.0)
         for l in range(A4):
             r, q = a_at(t, l, 0)
-            pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
+            pa[l] = add_nsw(add_nsw(mul_nsw(arow(brow, r, mm), kk), kbeg), OFF(q))
         for l in range(B4):
             for x in range(1 if PIECE_B else 4):
                 r, q = b_at(t, l, x)
-                pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, nn)
-        bstep = OFF(OFF(BK) * nn)
-        ntiles = (kend - kbeg + OFF(BK - 1)) // OFF(BK)
-        nfull = (kend - kbeg) // OFF(BK)
+                pb[l, x] = add_nsw(mul_nsw(add_nsw(kbeg, OFF(r)), nn), bcol(bcl, q, nn))
+        bstep = mul_nsw(OFF(BK), nn)
+        span = OFF(kend - kbeg)  # >= 1: the tile counts by unsigned division (a shift)
+        ntiles = OFF(UOFF(add_nsw(span, OFF(BK - 1))) // UOFF(BK))
+        nfull = OFF(UOFF(span) // UOFF(BK))
         if nfull > 0:
             fetch(a, b, ra, rb, pa, pb, bstep)
         else:
@@ -908,7 +913,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         cuda.syncthreads()
         j = OFF(0)  # the tile in buffer 0
         if not ONE_LOOP:  # (with ONE_LOOP this is not compiled)
-            pairs = (nfull - OFF(1)) // OFF(2) if nfull > 0 else OFF(0)  # passes whose two next tiles are whole
+            pairs = OFF(UOFF(add_nsw(nfull, OFF(-1))) // UOFF(2)) if nfull > OFF(0) else OFF(0)  # passes whose two
+            # next tiles are whole
             kt = OFF(0)
             while kt < pairs:  # two tiles a pass: both buffer indices are constants
                 fetch(a, b, ra, rb, pa, pb, bstep)
@@ -920,20 +926,21 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 stage(AsT, Bs, 0, ra, rb, t)
                 cuda.syncthreads()
                 kt = add_nsw(kt, OFF(1))
-            j = OFF(2) * pairs
+            j = mul_nsw(OFF(2), pairs)
         buf = uint32(0)
         while j < ntiles:  # the last whole tile or two and the tail: one copy of ktile for all of them
-            more = j + OFF(1) < ntiles
-            if j + OFF(1) < nfull:
+            nxt = add_nsw(j, OFF(1))
+            more = nxt < ntiles
+            if nxt < nfull:
                 fetch(a, b, ra, rb, pa, pb, bstep)
             elif more:
-                fetch_tail(a, b, ra, rb, pb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, mm, kk, t)
+                fetch_tail(a, b, ra, rb, pb, add_nsw(kbeg, mul_nsw(nxt, OFF(BK))), kend, brow, mm, kk, t)
             ktile(acc, fa, fb, AsT, Bs, buf, k0, am, bn)
             if more:
                 stage(AsT, Bs, buf ^ uint32(1), ra, rb, t)
             cuda.syncthreads()
             buf ^= uint32(1)
-            j += OFF(1)
+            j = nxt
         if SC:
             staged(acc, out, g, t, am, bn, brow, bcl, bcl0, mm, nn)
             return
