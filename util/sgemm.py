@@ -928,7 +928,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 kt = add_nsw(kt, OFF(1))
             j = mul_nsw(OFF(2), pairs)
         buf = uint32(0)
-        while j < ntiles:  # the last whole tile or two and the tail: one copy of ktile for all of them
+        while j < ntiles:  # the last whole tile or two and the tail (with ONE_LOOP every tile): one copy of ktile
             nxt = add_nsw(j, OFF(1))
             more = nxt < ntiles
             if nxt < nfull:
