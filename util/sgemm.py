@@ -65,7 +65,9 @@ class Tile:
     with one 16-byte store (``Plan.vc``) instead of four 4-byte ones. SC (sliced K only): where B takes 4-byte loads
     (n % 4 != 0, or B not 16-byte aligned), the groups' sums meet in a BM x BN tile in shared memory and every thread
     stores a column of it, a warp's store 32 adjacent floats of a row (``Plan.sc``), instead of group 0 storing its
-    lanes' results, each warp's store then every fourth float of 4 rows."""
+    lanes' results, each warp's store then every fourth float of 4 rows. TA: numba's K tail takes A's places from
+    the walking offsets (as it does B's) instead of recomputing each row: brow, m and k are then not live across the
+    hot loop; which of the two leaves no local memory depends on the tile (sm_90, docs/notes.md)."""
 
     BM: int = 128
     BN: int = 128
@@ -82,6 +84,7 @@ class Tile:
     speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
     VC: bool = False  # 16-byte stores of C where n % 4 == 0 and C is 16-byte aligned
     SC: bool = False  # C through shared memory, stored row by row, where B takes 4-byte loads (KG > 1)
+    TA: bool = False  # numba's K tail loads A where its walking offsets stand (else from the rows, recomputed)
 
     def __post_init__(self) -> None:
         if self.KG < 1 or self.BK % (8 * self.KG):
@@ -137,7 +140,7 @@ SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978, VC=True)
 # more SMs busy (cuBLAS runs a 64 x 64 tile there). It replaced a 64 x 64 tile of 4 warps of 32 x 32 (a lane's
 # 8 x 4 results, 8-deep tiles), which waited on shared memory (3 fragment reads for 32 FMAs where the 8 x 8 lane
 # reads 4 for 64) and ran at 0.82 of TILE's rate (H200, docs/notes.md)
-TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True, SC=True)
+TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True, SC=True, TA=True)
 TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
@@ -684,6 +687,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     PIECE_B = VB or SHIFT_B  # one walking offset per piece of B (else one per element), as the twin's PIECE_B
     VC = _check_vc(vc, vb, tile)
     SC = _check_sc(sc, vb, tile)
+    TA = tile.TA
     ONE_LOOP = _check_one_loop(one_loop, wide)
     ALIGN = None if simulator else 16
     order = ffma_order("numba", tile, va, vb, wide, SHIFT_B, VC, SC, ONE_LOOP) if order is None else order
@@ -843,16 +847,16 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         return min(add_nsw(bcl, OFF(q)), add_nsw(n, OFF(-4 if VB else -1)))
 
     @cuda.jit(device=True)
-    def fetch_tail(a, b, ra, rb, pb, k0, kend, brow, m, k, t):
+    def fetch_tail(a, b, ra, rb, pa, pb, k0, kend, brow, m, k, t):
         """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend. B's elements are where its walking
         offsets stand (every tile before this one was whole), so a load of B needs only its row's check; with its
         clamped column recomputed from the block's corner in numba's 64-bit arithmetic, one took ~26 instructions
-        where the twin's took ~6 (docs/notes.md). A's rows are recomputed here: taking A's places from its walking
-        offsets too made the 128 x 128 tile's 4-byte variants spill (56-64 B, sm_90)."""
+        where the twin's took ~6 (docs/notes.md). A's too with the tile's TA; without it, A's rows are recomputed here
+        (taking A's places from its walking offsets made the 128 x 128 tile's vec A variant spill, sm_90)."""
         for l in range(A4):
             r, q = a_at(t, l, 0)
             kq = add_nsw(k0, OFF(q))
-            r0 = add_nsw(mul_nsw(arow(brow, r, m), k), kq)
+            r0 = pa[l] if TA else add_nsw(mul_nsw(arow(brow, r, m), k), kq)
             for x in range(4):
                 ra[l, x] = at(a, add_nsw(r0, OFF(x))) if add_nsw(kq, OFF(x)) < kend else float32(0.0)
         for l in range(B4):
@@ -908,7 +912,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         if nfull > 0:
             fetch(a, b, ra, rb, pa, pb, bstep)
         else:
-            fetch_tail(a, b, ra, rb, pb, kbeg, kend, brow, mm, kk, t)
+            fetch_tail(a, b, ra, rb, pa, pb, kbeg, kend, brow, mm, kk, t)
         stage(AsT, Bs, 0, ra, rb, t)
         cuda.syncthreads()
         j = OFF(0)  # the tile in buffer 0
@@ -934,7 +938,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             if nxt < nfull:
                 fetch(a, b, ra, rb, pa, pb, bstep)
             elif more:
-                fetch_tail(a, b, ra, rb, pb, add_nsw(kbeg, mul_nsw(nxt, OFF(BK))), kend, brow, mm, kk, t)
+                fetch_tail(a, b, ra, rb, pa, pb, add_nsw(kbeg, mul_nsw(nxt, OFF(BK))), kend, brow, mm, kk, t)
             ktile(acc, fa, fb, AsT, Bs, buf, k0, am, bn)
             if more:
                 stage(AsT, Bs, buf ^ uint32(1), ra, rb, t)
