@@ -5,8 +5,8 @@ that shape shifts B's right edge, ``Plan.shift_b``, the same loads without the s
 searched on a shape with n = BN - 1; where B's loads are 16-byte on a tile with ``VC``, the shape's C is aligned
 and the variant stores C 16 bytes at a time, ``Plan.vc``: the 4-byte stores those variants take on a C that is not
 16-byte aligned are searched on the same shape with C one float further on); the fastest median among the orders
-whose kernel uses no local memory (all orders where each does) is recorded in util/sgemm_ffma_order.json, with
-every order's time and the local memory of those that use it.
+whose kernel uses no local memory, on the GPU or in the sm_90 compile the tests read (all orders where each does),
+is recorded in util/sgemm_ffma_order.json, with every order's time and the local memory of those that use it.
 
     python scripts/sgemm_ffma_order.py [--runs 7] [--tiles 128x128 64x128]   (GPU machine) print the table and
                                                                              compare it with the record
@@ -44,11 +44,15 @@ def narrow(shape: tuple[int, int, int], bn: int) -> tuple[int, int, int]:
 
 
 def local_bytes(S, analyze, compiler: str, order: str, p) -> int:
-    """The local memory (bytes a thread: spills) of plan p's kernel with FMA order ``order``, as this GPU runs it."""
+    """The local memory (bytes a thread: spills) of plan p's kernel with FMA order ``order``: the larger of this
+    GPU's compile and the sm_90 compile of the CUDA wheels that the tests read (their ptxas may differ)."""
+    from util.compile import cubin_from_ptx, numba_ptx
+
     if compiler == "numba":
         kernel = S.numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc,
                                 one_loop=p.one_loop)  # the dispatcher the timed run compiled (lru_cache)
-        return max(kernel.get_local_mem_per_thread().values())
+        static = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(p.tile.NT, p.tile.MINB))))
+        return max([*kernel.get_local_mem_per_thread().values(), static.stack_bytes + static.local_bytes])
     twin = S.c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc, p.one_loop)
     report = analyze(twin.cubin(), "gemm_c")
     return report.stack_bytes + report.local_bytes
@@ -60,7 +64,9 @@ def record(S, util, old: dict, chosen: dict, times: dict, local: dict) -> None:
         **old,
         "about": "util.sgemm's FMA order per compiled variant: the fastest in one interleaved, verified run on a "
                  "shape that takes the variant, among the orders whose kernel uses no local memory where one does "
-                 "(scripts/sgemm_ffma_order.py); median_us: each order's time; local_bytes: the orders that spill",
+                 "(scripts/sgemm_ffma_order.py); median_us: each order's time; local_bytes: the orders whose kernel "
+                 "spills, on the GPU or in the sm_90 compile of the CUDA wheels (bytes a thread, the larger), for "
+                 "the entries searched with that check",
         "device": util.device_name(),
         "versions": util.versions_line(),
         "command": "python scripts/sgemm_ffma_order.py " + " ".join(sys.argv[1:]) + " (the last run; the entries it "
