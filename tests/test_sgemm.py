@@ -382,7 +382,7 @@ def test_one_loop_machine_code(tile, va, vb, shift_b, vc, sc):
     assert one.hot_loop.ffma == tile.ksteps * tile.ffma == two.hot_loop.ffma // 2
     assert len(one.instructions) < len(two.instructions)
     if local(one):
-        clean = [r for r in map(lambda o: report(True, o), S.FFMA_ORDERS) if not local(r)]
+        clean = [r for r in (report(True, o) for o in S.FFMA_ORDERS) if not local(r)]
         assert clean and all(one.hot_loop.bank_pairs < r.hot_loop.bank_pairs for r in clean)
 
 

@@ -354,7 +354,7 @@ MAX_SPLITS = 256
 # A tiled plan whose grid puts at most one block on an SM and whose slices are at most this many k-tiles runs every
 # k-tile through the kernels' one-tile loop (``Plan.one_loop``): each SM then runs one block, its code cold, and
 # numba's two-tile pass (a second copy of the k-tile's ~600 instructions, run at most three times there) cost more to
-# fetch than its constant shared addresses saved (H200, docs/notes.md); where SMs run several blocks the pass paid
+# fetch than its constant shared addresses saved (H200, docs/notes.md); where SMs run several blocks it pays off
 ONE_LOOP_TILES = 8
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y, which holds the row tiles
 
