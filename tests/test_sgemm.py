@@ -1,6 +1,7 @@
 """util.sgemm: SGEMM on any shape. Every strategy correct in the simulator at small sizes, bad input refused before
 anything is written, the plan rule's invariants, and the machine code each variant is for (sm_90 SASS)."""
 
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -431,9 +432,10 @@ def test_c_through_shared_memory_stores_whole_rows(va):
 @pytest.mark.parametrize("tile, va", [(S.SMALL_TILE, False), (S.TINY_TILE, True)])
 def test_shifted_right_edge_gives_b_one_address_a_piece(tile, va):
     """B's 4-byte loads: with per-column clamps each float has its own walking offset and 64-bit address
-    (IMAD.WIDE); with the right-edge block shifted, one per piece, the floats at +4, +8, +12 bytes from it."""
+    (IMAD.WIDE); with the right-edge block shifted, one per piece, the floats at +4, +8, +12 bytes from it. The
+    variants the plan builds: on a tile with SC, C through shared memory."""
     def hot_loop(shift_b):
-        return tiled_sass(tile, va, False, shift_b=shift_b).hot_loop
+        return tiled_sass(tile, va, False, shift_b=shift_b, sc=tile.SC).hot_loop
 
     pieces = 2 * (tile.A4 + tile.B4)  # the pieces of A and B a thread loads in a pass of two tiles
     shifted, clamped = hot_loop(True), hot_loop(False)
@@ -448,13 +450,25 @@ def test_the_k_tail_loads_b_where_the_walking_offsets_stand(va, shift_b):
     1.6x the twin's. When the tail recomputed each element's clamped column from the block's corner (in numba's
     64-bit arithmetic, ~26 instructions a load), it was 1.70-2.33x (sm_90: 520 / 305 .. 582 / 250)."""
     tile = S.TINY_TILE
-
-    def setup(report):
-        return next(i for i, ins in enumerate(report.instructions) if ins.opcode.startswith("BAR"))
-
     numba_ = tiled_sass(tile, va, False, shift_b=shift_b, sc=True)
     twin = analyze(S.c_twin(va, False, False, tile, shift_b=shift_b, sc=True).cubin("sm_90"), "gemm_c")
     assert setup(numba_) <= 1.6 * setup(twin), (setup(numba_), setup(twin))
+
+
+def setup(report) -> int:
+    """The instructions before the kernel's first barrier: its set-up and its first tile's loads."""
+    return next(i for i, ins in enumerate(report.instructions) if ins.opcode.startswith("BAR"))
+
+
+@pytest.mark.parametrize("tile", [t for t in S.TILES if t.S32], ids=lambda t: t.name)
+def test_the_32_bit_set_up_is_shorter_than_numbas_typing_and_the_twins(tile):
+    """Tile.S32: the one-loop kernel's set-up (what a short K pays for) in 32-bit arithmetic is shorter than the same
+    tile's in numba's typing (int32 + int32 is int64: 64-bit offsets, clamps and tile counts) and than the twin's."""
+    options = dict(vc=tile.VC, one_loop=True)
+    s32 = setup(tiled_sass(tile, True, True, **options))
+    typed = setup(tiled_sass(dataclasses.replace(tile, S32=False, TA=False), True, True, **options))
+    twin = setup(analyze(S.c_twin(True, True, False, tile, **options).cubin("sm_90"), "gemm_c"))
+    assert s32 < typed and s32 <= twin, (s32, typed, twin)
 
 
 def parameter_lines(report) -> set[int]:

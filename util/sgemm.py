@@ -65,7 +65,13 @@ class Tile:
     with one 16-byte store (``Plan.vc``) instead of four 4-byte ones. SC (sliced K only): where B takes 4-byte loads
     (n % 4 != 0, or B not 16-byte aligned), the groups' sums meet in a BM x BN tile in shared memory and every thread
     stores a column of it, a warp's store 32 adjacent floats of a row (``Plan.sc``), instead of group 0 storing its
-    lanes' results, each warp's store then every fourth float of 4 rows."""
+    lanes' results, each warp's store then every fourth float of 4 rows. S32: numba's set-up of the 32-bit variants
+    (offsets, clamps, tile counts) in 32-bit arithmetic, as the twin's; without it, in numba's typing (int32 + int32
+    is int64), 64 bits. It shortens the set-up, which counts where K is short, but it changes the register
+    allocation of the whole kernel, hot loop included: the 128 x 128 tile lost 4% to bank conflicts with every FMA
+    order and keeps numba's typing (H200, docs/notes.md). TA (with S32): numba's K tail takes A's places from the
+    walking offsets (as it does B's) instead of recomputing each row: brow, m and k are then not live across the hot
+    loop (without it the sliced tile's shifted-B staged-C variants spilled with every FMA order, sm_90)."""
 
     BM: int = 128
     BN: int = 128
@@ -82,6 +88,8 @@ class Tile:
     speed: float = 1.0  # FMA rate at full occupancy relative to the 128 x 128 tile (scripts/sgemm_tile_rates.py)
     VC: bool = False  # 16-byte stores of C where n % 4 == 0 and C is 16-byte aligned
     SC: bool = False  # C through shared memory, stored row by row, where B takes 4-byte loads (KG > 1)
+    S32: bool = False  # numba's set-up of the 32-bit variants in 32-bit arithmetic (else numba's 64-bit typing)
+    TA: bool = False  # with S32: numba's K tail loads A where its walking offsets stand (else rows recomputed)
 
     def __post_init__(self) -> None:
         if self.KG < 1 or self.BK % (8 * self.KG):
@@ -130,14 +138,14 @@ TILE = Tile()
 # 64 x 128 in 4 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), 3 blocks an SM (up to 168 registers): twice
 # the blocks of TILE on small outputs and half the wasted rows when m <= 64, at 2% fewer FMA/s on large squares
 # (H200, scripts/sgemm_tile_rates.py, with each tile's recorded FMA order; docs/notes.md)
-SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978, VC=True)
+SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978, VC=True, S32=True)
 # 64 x 64, sliced K: 4 warps in 2 groups of 2 warps of 32 x 64 (a lane's 8 x 8 results as in TILE), each group
 # taking 8 of every 16-deep tile's k-steps, the two sums added in shared memory at the end; 4 blocks an SM (up to
 # 128 registers). Four times the blocks of TILE without splitting K, so that outputs of about one wave or less keep
 # more SMs busy (cuBLAS runs a 64 x 64 tile there). It replaced a 64 x 64 tile of 4 warps of 32 x 32 (a lane's
 # 8 x 4 results, 8-deep tiles), which waited on shared memory (3 fragment reads for 32 FMAs where the 8 x 8 lane
 # reads 4 for 64) and ran at 0.82 of TILE's rate (H200, docs/notes.md)
-TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True, SC=True)
+TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True, SC=True, S32=True, TA=True)
 TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
@@ -663,7 +671,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     GPU; pass it for static analysis from a simulator process)."""
     from numba import float32, int32, int64, uint32, uint64
 
-    from .intrinsics import add_nsw, at, ldg128_at, stg128_at
+    from .intrinsics import add_nsw, at, ldg128_at, mul_nsw, stg128_at
 
     BM, BN, BK, TM, TN, WM, WN, WMI, WNI, PAD = (tile.BM, tile.BN, tile.BK, tile.TM, tile.TN, tile.WM, tile.WN,
                                                  tile.WMI, tile.WNI, tile.PAD)
@@ -674,6 +682,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     KC = BK // KG // 8  # runs of 8 k-steps a group does per tile
     assert A4 * 4 * NT == BM * BK and B4 * 4 * NT == BK * BN and KC * 8 * KG == BK, "whole pieces, 8 k-steps a run"
     OFF = int64 if wide else int32  # the type of every element offset
+    UOFF = uint64 if wide else uint32  # the same width, unsigned: divisions of counts >= 0 by shifts
     VA, VB = bool(va), bool(vb)
     # B's scalar loads spread over consecutive threads, one walking offset per element: with one piece a thread
     # (the 128 x 128 tile); the 64 x 128 tile's two pieces would take 8 offsets out of its 168 registers
@@ -683,6 +692,8 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     PIECE_B = VB or SHIFT_B  # one walking offset per piece of B (else one per element), as the twin's PIECE_B
     VC = _check_vc(vc, vb, tile)
     SC = _check_sc(sc, vb, tile)
+    S32 = tile.S32 and not wide  # (a 64-bit variant's offsets are int64 either way)
+    TA = tile.TA and S32
     ONE_LOOP = _check_one_loop(one_loop, wide)
     ALIGN = None if simulator else 16
     order = ffma_order("numba", tile, va, vb, wide, SHIFT_B, VC, SC, ONE_LOOP) if order is None else order
@@ -830,35 +841,57 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                     rb[l, x] = at(b, pb[l, x])
                     pb[l, x] = add_nsw(pb[l, x], bstep)
 
-    @cuda.jit(device=True)
-    def arow(brow, r, m):
-        """Row r of the block's tile of A: past the last row, the last row (clamped)."""
-        return min(brow + OFF(r), m - OFF(1))
+    if S32:
+        @cuda.jit(device=True)
+        def arow(brow, r, m):
+            """Row r of the block's tile of A: past the last row, the last row (clamped)."""
+            return min(add_nsw(brow, OFF(r)), add_nsw(m, OFF(-1)))
 
-    @cuda.jit(device=True)
-    def bcol(bcl, q, n):
-        """Column q of the block's tile of B, clamped inside the matrix; with VB, q starts a piece that stays whole
-        and aligned (clamped as one)."""
-        return min(bcl + OFF(q), n - OFF(4 if VB else 1))
+        @cuda.jit(device=True)
+        def bcol(bcl, q, n):
+            """Column q of the block's tile of B, clamped inside the matrix; with VB, q starts a piece that stays
+            whole and aligned (clamped as one)."""
+            return min(add_nsw(bcl, OFF(q)), add_nsw(n, OFF(-4 if VB else -1)))
 
-    @cuda.jit(device=True)
-    def fetch_tail(a, b, ra, rb, pb, k0, kend, brow, m, k, t):
-        """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend. B's elements are where its walking
-        offsets stand (every tile before this one was whole), so a load of B needs only its row's check; with its
-        clamped column recomputed from the block's corner in numba's 64-bit arithmetic, one took ~26 instructions
-        where the twin's took ~6 (docs/notes.md). A's rows are recomputed here: taking A's places from its walking
-        offsets too made the 128 x 128 tile's 4-byte variants spill (56-64 B, sm_90)."""
-        for l in range(A4):
-            r, q = a_at(t, l, 0)
-            kq = k0 + OFF(q)
-            r0 = arow(brow, r, m) * k + kq
-            for x in range(4):
-                ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
-        for l in range(B4):
-            for x in range(4):
-                r, _ = b_at(t, l, 0 if VB else x)
-                p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
-                rb[l, x] = at(b, p) if k0 + OFF(r) < kend else float32(0.0)
+        @cuda.jit(device=True)
+        def fetch_tail(a, b, ra, rb, pa, pb, k0, kend, brow, m, k, t):
+            """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend. B's elements are where its
+            walking offsets stand (every tile before this one was whole), so a load of B needs only its row's check
+            (with its clamped column recomputed from the block's corner in numba's 64-bit arithmetic, one took ~26
+            instructions where the twin's took ~6, docs/notes.md); with TA, A's too, else A's rows recomputed."""
+            for l in range(A4):
+                r, q = a_at(t, l, 0)
+                kq = add_nsw(k0, OFF(q))
+                r0 = pa[l] if TA else add_nsw(mul_nsw(arow(brow, r, m), k), kq)
+                for x in range(4):
+                    ra[l, x] = at(a, add_nsw(r0, OFF(x))) if add_nsw(kq, OFF(x)) < kend else float32(0.0)
+            for l in range(B4):
+                for x in range(4):
+                    r, _ = b_at(t, l, 0 if VB else x)
+                    p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
+                    rb[l, x] = at(b, p) if add_nsw(k0, OFF(r)) < kend else float32(0.0)
+    else:  # the same in numba's typing
+        @cuda.jit(device=True)
+        def arow(brow, r, m):
+            return min(brow + OFF(r), m - OFF(1))
+
+        @cuda.jit(device=True)
+        def bcol(bcl, q, n):
+            return min(bcl + OFF(q), n - OFF(4 if VB else 1))
+
+        @cuda.jit(device=True)
+        def fetch_tail(a, b, ra, rb, pa, pb, k0, kend, brow, m, k, t):
+            for l in range(A4):
+                r, q = a_at(t, l, 0)
+                kq = k0 + OFF(q)
+                r0 = arow(brow, r, m) * k + kq
+                for x in range(4):
+                    ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
+            for l in range(B4):
+                for x in range(4):
+                    r, _ = b_at(t, l, 0 if VB else x)
+                    p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
+                    rb[l, x] = at(b, p) if k0 + OFF(r) < kend else float32(0.0)
 
     def gemm(m, n, k, kslice, a, b, out, dst, flags):
         """Step 15's hot loop for every block: edge rows and columns clamped (their results are not stored), a
@@ -879,36 +912,60 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         bn = (warp % WARPS_N) * WN + (lane % LN) * TN
         k0 = g * (BK // KG)  # the group's first k-step of each tile
         mm, nn, kk = OFF(m), OFF(n), OFF(k)
-        brow = OFF(cuda.blockIdx.y) * OFF(BM)
-        bcl0 = OFF(cuda.blockIdx.x) * OFF(BN)
-        bcl = min(bcl0, nn - OFF(BN)) if SHIFT_B else bcl0  # this block's first column of B
-        kbeg = OFF(cuda.blockIdx.z) * OFF(kslice)
-        kend = min(kbeg + OFF(kslice), kk)
+        if S32:  # the set-up in 32 bits, as the twin's (Tile.S32)
+            brow = mul_nsw(OFF(cuda.blockIdx.y), OFF(BM))
+            bcl0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(BN))
+            bcl = min(bcl0, add_nsw(nn, OFF(-BN))) if SHIFT_B else bcl0  # this block's first column of B
+            kbeg = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
+            kend = min(add_nsw(kbeg, OFF(kslice)), kk)
+        else:  # in numba's typing: int32 + int32 (and *, //) is int64 (the 128 x 128 tile, the 64-bit variants)
+            brow = OFF(cuda.blockIdx.y) * OFF(BM)
+            bcl0 = OFF(cuda.blockIdx.x) * OFF(BN)
+            bcl = min(bcl0, nn - OFF(BN)) if SHIFT_B else bcl0
+            kbeg = OFF(cuda.blockIdx.z) * OFF(kslice)
+            kend = min(kbeg + OFF(kslice), kk)
         acc = cuda.local.array((FM, FN), float32)
         fa = cuda.local.array(FM, float32)
         fb = cuda.local.array(FN, float32)
         for i in range(FM):
             for j in range(FN):
                 acc[i, j] = float32(0.0)
-        for l in range(A4):
-            r, q = a_at(t, l, 0)
-            pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
-        for l in range(B4):
-            for x in range(1 if PIECE_B else 4):
-                r, q = b_at(t, l, x)
-                pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, nn)
-        bstep = OFF(OFF(BK) * nn)
-        ntiles = (kend - kbeg + OFF(BK - 1)) // OFF(BK)
-        nfull = (kend - kbeg) // OFF(BK)
+        if S32:
+            for l in range(A4):
+                r, q = a_at(t, l, 0)
+                pa[l] = add_nsw(add_nsw(mul_nsw(arow(brow, r, mm), kk), kbeg), OFF(q))
+            for l in range(B4):
+                for x in range(1 if PIECE_B else 4):
+                    r, q = b_at(t, l, x)
+                    pb[l, x] = add_nsw(mul_nsw(add_nsw(kbeg, OFF(r)), nn), bcol(bcl, q, nn))
+            bstep = mul_nsw(OFF(BK), nn)
+            span = OFF(kend - kbeg)  # >= 1: the tile counts by unsigned division (a shift)
+            ntiles = OFF(UOFF(add_nsw(span, OFF(BK - 1))) // UOFF(BK))
+            nfull = OFF(UOFF(span) // UOFF(BK))
+        else:
+            for l in range(A4):
+                r, q = a_at(t, l, 0)
+                pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
+            for l in range(B4):
+                for x in range(1 if PIECE_B else 4):
+                    r, q = b_at(t, l, x)
+                    pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, nn)
+            bstep = OFF(OFF(BK) * nn)
+            ntiles = (kend - kbeg + OFF(BK - 1)) // OFF(BK)
+            nfull = (kend - kbeg) // OFF(BK)
         if nfull > 0:
             fetch(a, b, ra, rb, pa, pb, bstep)
         else:
-            fetch_tail(a, b, ra, rb, pb, kbeg, kend, brow, mm, kk, t)
+            fetch_tail(a, b, ra, rb, pa, pb, kbeg, kend, brow, mm, kk, t)
         stage(AsT, Bs, 0, ra, rb, t)
         cuda.syncthreads()
         j = OFF(0)  # the tile in buffer 0
         if not ONE_LOOP:  # (with ONE_LOOP this is not compiled)
-            pairs = (nfull - OFF(1)) // OFF(2) if nfull > 0 else OFF(0)  # passes whose two next tiles are whole
+            # passes whose two next tiles are whole
+            if S32:
+                pairs = OFF(UOFF(add_nsw(nfull, OFF(-1))) // UOFF(2)) if nfull > OFF(0) else OFF(0)
+            else:
+                pairs = (nfull - OFF(1)) // OFF(2) if nfull > 0 else OFF(0)
             kt = OFF(0)
             while kt < pairs:  # two tiles a pass: both buffer indices are constants
                 fetch(a, b, ra, rb, pa, pb, bstep)
@@ -920,20 +977,31 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 stage(AsT, Bs, 0, ra, rb, t)
                 cuda.syncthreads()
                 kt = add_nsw(kt, OFF(1))
-            j = OFF(2) * pairs
+            j = mul_nsw(OFF(2), pairs) if S32 else OFF(2) * pairs
         buf = uint32(0)
-        while j < ntiles:  # the last whole tile or two and the tail: one copy of ktile for all of them
-            more = j + OFF(1) < ntiles
-            if j + OFF(1) < nfull:
-                fetch(a, b, ra, rb, pa, pb, bstep)
-            elif more:
-                fetch_tail(a, b, ra, rb, pb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, mm, kk, t)
+        while j < ntiles:  # the last whole tile or two and the tail (with ONE_LOOP every tile): one copy of ktile
+            if S32:
+                nxt = add_nsw(j, OFF(1))
+                more = nxt < ntiles
+                if nxt < nfull:
+                    fetch(a, b, ra, rb, pa, pb, bstep)
+                elif more:
+                    fetch_tail(a, b, ra, rb, pa, pb, add_nsw(kbeg, mul_nsw(nxt, OFF(BK))), kend, brow, mm, kk, t)
+            else:
+                more = j + OFF(1) < ntiles
+                if j + OFF(1) < nfull:
+                    fetch(a, b, ra, rb, pa, pb, bstep)
+                elif more:
+                    fetch_tail(a, b, ra, rb, pa, pb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, mm, kk, t)
             ktile(acc, fa, fb, AsT, Bs, buf, k0, am, bn)
             if more:
                 stage(AsT, Bs, buf ^ uint32(1), ra, rb, t)
             cuda.syncthreads()
             buf ^= uint32(1)
-            j += OFF(1)
+            if S32:
+                j = nxt
+            else:
+                j += OFF(1)
         if SC:
             staged(acc, out, g, t, am, bn, brow, bcl, bcl0, mm, nn)
             return
