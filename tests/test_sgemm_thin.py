@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 import util  # noqa: F401  first: without a GPU it switches numba to its simulator
+from util import cuda
 from util import sgemm as S
 from util import sgemm_thin as T
 from util.compile import cubin_from_ptx, numba_ptx
+from util.intrinsics import at_cs
 from util.occupancy import max_blocks_per_sm
 from util.sass import analyze
 from util.splitk import fuses, slices_a_round
@@ -167,12 +169,12 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
     # the last wave filled: 16 x 4096 x 11008 takes 22 slices of rows/16 for a wave of 4 blocks an SM (704 blocks: 1.33
     # waves), then 33 (2.00 waves); 4 x 8192 x 8192's 11 slices of rows/4 (704 blocks) fit in one wave of 6 an SM
     # 11 x 4647 x 685's 15 slices of rows/16 (48 k-steps, 1.05 waves) stay: they are shallower than FILL_DEPTH x kmin
-    # already; 1 x 17823 x 60260's 15 of rows/1, fused (8 blocks an SM, one fewer than unfused), stay: 16 make a third
-    # wave; 2 x 15221 x 21699 (rows/2: 8 blocks an SM at 32-bit offsets, 6 at 64-bit) fills to 17 or 13
+    # already; 1 x 17823 x 60260's rows/1, fused (9 blocks an SM, as unfused), fills two waves with 16 (17 make a
+    # third); 2 x 15221 x 21699 (rows/2: 8 blocks an SM at 32-bit offsets, 6 at 64-bit) fills to 17 or 13
     assert [S.plan(*shape, sms=132).splits for shape in [(16, 4096, 11008), (4, 8192, 8192), (24, 5000, 3000),
                                                          (4096, 16, 4096), (16, 2048, 16384), (11, 4647, 685),
                                                          (1, 17823, 60260), (2, 15221, 21699)]] == [
-        33, 11, 13, 16, 33, 15, 15, 17]
+        33, 11, 13, 16, 33, 15, 16, 17]
     assert S.plan(2, 15221, 21699, sms=132, wide=True).splits == 13
     assert S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16)).splits == 32  # a forced kernel: filled too
     assert "thin_splits gives 22; more to fill the last wave" in S.plan(16, 4096, 11008, sms=132).why
@@ -263,6 +265,35 @@ def test_thin_machine_code(thin):
         # the staging's shared stores unpredicated: the shared window's base (S2R SR_CgaCtaId) read once, not once a
         # store (behind a predicate each, 32-35 reads in numba's rows/1 and cols/1 and in most of the twins)
         assert sum("SR_CgaCtaId" in i.text for i in report.instructions) == 1, name
+
+
+def test_one_row_hot_loop_is_as_long_as_the_twins():
+    """rows/1 adds B's offsets to its address as the twin's b + pb + u * n + col[c] does (util.intrinsics.at_cs with a
+    tuple: B + pb one 64-bit pointer that walks): its hot loop no longer than the twin's, no more integer arithmetic
+    (one 32-bit sum a load, each widened, took 17 more instructions, 16 of them integer arithmetic)."""
+    thin = T.Thin("rows", 1)
+    numba_ = analyze(cubin_from_ptx(numba_ptx(T.numba_kernel(thin, False, simulator=False), S.numba_sig(),
+                                              launch_bounds=(thin.NT, thin.MINB))))
+    twin = analyze(T.c_twin(thin, False).cubin("sm_90"), "gemm_rows_c")
+    assert numba_.hot_loop.size <= twin.hot_loop.size and numba_.hot_loop.mix["int"] <= twin.hot_loop.mix["int"]
+
+
+def test_at_cs_takes_a_tuple_of_parts():
+    """at_cs(a, (i, j)) loads a[i + j]; under the simulator each part must be >= 0, as the address adds them in turn."""
+    from numba import int32
+
+    @cuda.jit
+    def gather(a, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = at_cs(a, (int32(i), int32(3)))
+
+    host = np.random.default_rng(5).random(40, dtype=np.float32)
+    a, out = cuda.to_device(host), cuda.to_device(np.full(37, np.nan, np.float32))
+    gather[1, 64](a, out)
+    assert np.array_equal(out.copy_to_host(), host[3:])
+    with pytest.raises(IndexError, match="negative"):
+        at_cs(host, (5, -1))
 
 
 @pytest.mark.parametrize("thin", T.THINS, ids=lambda t: t.name)

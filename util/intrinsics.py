@@ -17,6 +17,7 @@ say it. Under numba's simulator they are plain Python arithmetic.
                            # writes a while the kernel runs. numba has no way to say so of an array argument.
     at_cs(a, i)            # a streaming load (``ld.global.cs``, SASS LDG.E.EF; CUDA C's ``__ldcs``): cached
                            # evict-first, for data read once, a line by one load
+    at_cs(a, (i, j))       # the same at i + j, added to the address one by one as C's __ldcs(p + i + j)
     at_cg(a, i)            # a load cached in L2 only (``ld.global.cg``, CUDA C's ``__ldcg``): what other blocks
                            # of the same kernel wrote (behind a fence), never a stale line of this SM's L1
 
@@ -110,6 +111,13 @@ def _at_args(types, arr, i) -> bool:
     return isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C" and _signed(types, i)
 
 
+def _at_parts_args(types, arr, i) -> bool:
+    """_at_args, or the same array and a tuple of signed indices (their sum, each added to the address in turn)."""
+    if isinstance(i, types.BaseTuple):
+        return len(i.types) > 0 and all(_at_args(types, arr, x) for x in i.types)
+    return _at_args(types, arr, i)
+
+
 if SIMULATED:
 
     def add_nsw(a, b):
@@ -135,8 +143,8 @@ if SIMULATED:
         return arr[nonneg(i)]
 
     def at_cs(arr, i):
-        """arr[i] (the simulator has no cache; it checks that i >= 0)."""
-        return arr[nonneg(i)]
+        """arr[i] (the simulator has no cache; it checks that i >= 0; a tuple i: each part, and takes their sum)."""
+        return arr[sum(map(nonneg, i)) if isinstance(i, tuple) else nonneg(i)]
 
     def at_cg(arr, i):
         """arr[i] (the simulator has no cache; it checks that i >= 0)."""
@@ -537,8 +545,11 @@ else:
         """arr[i] of a C-contiguous float32 array as a streaming load, ``ld.global.cs`` (CUDA C's ``__ldcs``: the
         line is cached evict-first in L1 and L2), for data read once: it evicts itself before lines that will be
         read again or are still to be written back. Inline PTX, as ``__ldcs`` is (NVVM drops LLVM's
-        ``!nontemporal`` on a load). i >= 0 is the caller's promise."""
-        if not (_at_args(types, arr, i) and arr.dtype == types.float32):
+        ``!nontemporal`` on a load). i >= 0 is the caller's promise. i may be a tuple of signed indices, (i0, i1,
+        ...), each >= 0: their sum, each sign-extended and added to the address in turn, as C's ``__ldcs(p + i0 + i1)``
+        does; the compiler may then keep p + i0 as a 64-bit pointer that walks, where one 32-bit sum per load must
+        be widened for each."""
+        if not (_at_parts_args(types, arr, i) and arr.dtype == types.float32):
             return None
 
         def codegen(context, builder, sig, args):
@@ -638,10 +649,15 @@ else:
 
     def _flat_pointer(context, builder, sig, args):
         """A pointer to flat element i of a C-contiguous array (args: the array, i): its data pointer plus the
-        sign-extended i (``getelementptr inbounds``; i >= 0 is the caller's promise)."""
-        data = context.make_array(sig.args[0])(context, builder, args[0]).data
-        index = builder.sext(args[1], ir.IntType(64)) if sig.args[1].bitwidth < 64 else args[1]
-        return builder.gep(data, [index], inbounds=True)
+        sign-extended i (``getelementptr inbounds``; i >= 0 is the caller's promise); a tuple i: plus each of its
+        parts in turn."""
+        ptr = context.make_array(sig.args[0])(context, builder, args[0]).data
+        ity = sig.args[1]
+        parts = (zip(cgutils.unpack_tuple(builder, args[1]), ity.types) if isinstance(ity, types.BaseTuple)
+                 else [(args[1], ity)])
+        for index, t in parts:
+            ptr = builder.gep(ptr, [builder.sext(index, ir.IntType(64)) if t.bitwidth < 64 else index], inbounds=True)
+        return ptr
 
     def _global_pointer(context, builder, sig, args):
         """``_flat_pointer`` in the global address space (NVVM emits ``ld.global`` from it; with ``_invariant``,

@@ -205,10 +205,10 @@ _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
          "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1, "rows/1v64": 1,
          "rows/1v32": 1, "cols/1v": 6}
 # Thin.blocks_per_sm of each numba kernel: 32-bit and 64-bit offsets, then the same with the fused sum (None: no fused
-# variant). sm_90, the wheels' ptxas; registers (32-bit, 64-bit; fused 32-bit, 64-bit): rows/1 56, 64; 64, 64,
-# rows/2 64, 80; 72, 80, rows/4 80, 80; 80, 96, rows/8 88, 96, rows/16 120, 128, cols/1 80, 80; 80, 80, cols/2 80, 96;
+# variant). sm_90, the wheels' ptxas; registers (32-bit, 64-bit; fused 32-bit, 64-bit): rows/1 56, 64; 56, 64,
+# rows/2 64, 80; 72, 80, rows/4 80, 80; 72, 96, rows/8 88, 96, rows/16 120, 128, cols/1 80, 80; 80, 80, cols/2 80, 96;
 # 80, 96, cols/4 98, 121; 109, 128, cols/8 96, 94; 96, 96, cols/16 124, 127; shared memory 17-34 KB, never the limit
-_BLOCKS_PER_SM = {"rows/1": (9, 8, 8, 8), "rows/2": (8, 6, 7, 6), "rows/4": (6, 6, 6, 5), "rows/8": (5, 5, None, None),
+_BLOCKS_PER_SM = {"rows/1": (9, 8, 9, 8), "rows/2": (8, 6, 7, 6), "rows/4": (6, 6, 7, 5), "rows/8": (5, 5, None, None),
                   "rows/16": (4, 4, None, None), "cols/1": (6, 6, 6, 6), "cols/2": (6, 5, 6, 5), "cols/4": (4, 4, 4, 4),
                   "cols/8": (5, 5, 5, 5), "cols/16": (4, 4, None, None)}
 THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
@@ -270,7 +270,7 @@ def _check_va(thin: Thin, va: bool) -> None:
 
 
 def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
-    from numba import float32, int32, int64, uint32
+    from numba import float32, int32, int64, uint32, uint64
 
     from .intrinsics import add_nsw, at_cs, at_nc, mul_nsw, nonneg
     from .splitk import add_slices
@@ -280,6 +280,7 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     JPR = KP // NT  # elements of a row of A's slice a thread stages
     SJ = W * JPR  # all that it stages
     OFF = int64 if wide else int32
+    UOFF = uint64 if wide else uint32
     ALIGN = None if simulator else 16
 
     @cuda.jit(device=True)
@@ -306,8 +307,8 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
         mm, nn, kk = OFF(m), OFF(n), OFF(k)
         r0 = mul_nsw(OFF(cuda.blockIdx.y), OFF(W))
         c0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(128))
-        kb = OFF(OFF(cuda.blockIdx.z) * OFF(kslice))
-        ks = OFF(min(kb + OFF(kslice), kk) - kb)  # this slice's k-steps
+        kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
+        ks = min(OFF(kslice), add_nsw(kk, mul_nsw(kb, OFF(-1))))  # this slice's k-steps (>= 1)
         # A[r0 + i, kb + q] -> sh[i * KP + q] for every q < KP (zeros from ks on; a row past m: the last row), the
         # loads first, so that all are in flight at once; the stores unpredicated (each behind a predicate, ptxas
         # read the shared window's base, S2R SR_CgaCtaId, again for each: 34 in rows/1's prologue)
@@ -332,24 +333,28 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
                 acc[i, c] = float32(0.0)
         bv = cuda.local.array((4, 4), float32)
         cuda.syncthreads()
-        full = OFF(ks // OFF(4))  # whole groups of 4 k-steps; warp w takes groups w, w + 4, ...
+        full = OFF(UOFF(ks) // UOFF(4))  # whole groups of 4 k-steps; warp w takes groups w, w + 4, ...
         g = OFF(w)
-        pb = OFF((kb + OFF(4) * g) * nn)  # the offset of B's row kb + 4 g
-        step = OFF(OFF(4 * NW) * nn)
+        pb = mul_nsw(add_nsw(kb, mul_nsw(OFF(4), g)), nn)  # the offset of B's row kb + 4 g
+        step = mul_nsw(OFF(4 * NW), nn)
+        # one row: B + pb a 64-bit pointer that walks, plus u * n + col[c], as NVVM keeps the twin's b + pb + u * n
+        # + col[c] (one 32-bit sum a load, each widened, took 17 more instructions); with more rows that form took
+        # more registers than the twin's (rows/2: 72 against 64, one block an SM fewer), and the sum stays
         while g < full:
             for u in range(4):
                 pu = add_nsw(pb, nu[u])
                 for c in range(4):
-                    bv[u, c] = at_cs(b, add_nsw(pu, col[c]))
+                    bv[u, c] = at_cs(b, (pb, add_nsw(nu[u], col[c])) if W == 1 else add_nsw(pu, col[c]))
             group(acc, bv, sh, uint32(OFF(4) * g))
             pb = add_nsw(pb, step)
             g = add_nsw(g, OFF(NW))
-        if OFF(4) * g < ks:  # the slice's last, partial group: its k-steps past ks are zeros in A's slice
+        k4 = mul_nsw(OFF(4), g)
+        if k4 < ks:  # the slice's last, partial group: its k-steps past ks are zeros in A's slice
             for u in range(4):
                 pu = add_nsw(pb, nu[u])
                 for c in range(4):
-                    bv[u, c] = at_cs(b, add_nsw(pu, col[c])) if OFF(4) * g + OFF(u) < ks else float32(0.0)
-            group(acc, bv, sh, uint32(OFF(4) * g))
+                    bv[u, c] = at_cs(b, add_nsw(pu, col[c])) if add_nsw(k4, OFF(u)) < ks else float32(0.0)
+            group(acc, bv, sh, uint32(k4))
         # warps 1, 2, 3 hand their sums to warp 0 through the same shared buffer, which adds them in that order
         cuda.syncthreads()
         if w > 0:
