@@ -281,6 +281,9 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     SJ = W * JPR  # all that it stages
     OFF = int64 if wide else int32
     UOFF = uint64 if wide else uint32
+    # the set-up (the slice's bounds, B's first offset and step, the group count) in the offsets' width with 1, 2 or 4
+    # rows; with 8 or 16 it ran 2.6-2.8% slower than in numba's 64-bit typing (H200, docs/notes.md), which stays there
+    SETUP32 = W <= 4
     ALIGN = None if simulator else 16
 
     @cuda.jit(device=True)
@@ -307,8 +310,12 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
         mm, nn, kk = OFF(m), OFF(n), OFF(k)
         r0 = mul_nsw(OFF(cuda.blockIdx.y), OFF(W))
         c0 = mul_nsw(OFF(cuda.blockIdx.x), OFF(128))
-        kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
-        ks = min(OFF(kslice), add_nsw(kk, mul_nsw(kb, OFF(-1))))  # this slice's k-steps (>= 1)
+        if SETUP32:  # the slice's bounds in the offsets' width, as the twin's
+            kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
+            ks = min(OFF(kslice), add_nsw(kk, mul_nsw(kb, OFF(-1))))  # this slice's k-steps (>= 1)
+        else:  # in numba's typing: int32 * int32 (and +, -, //) is int64
+            kb = OFF(OFF(cuda.blockIdx.z) * OFF(kslice))
+            ks = OFF(min(kb + OFF(kslice), kk) - kb)
         # A[r0 + i, kb + q] -> sh[i * KP + q] for every q < KP (zeros from ks on; a row past m: the last row), the
         # loads first, so that all are in flight at once; the stores unpredicated (each behind a predicate, ptxas
         # read the shared window's base, S2R SR_CgaCtaId, again for each: 34 in rows/1's prologue)
@@ -333,10 +340,15 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
                 acc[i, c] = float32(0.0)
         bv = cuda.local.array((4, 4), float32)
         cuda.syncthreads()
-        full = OFF(UOFF(ks) // UOFF(4))  # whole groups of 4 k-steps; warp w takes groups w, w + 4, ...
-        g = OFF(w)
-        pb = mul_nsw(add_nsw(kb, mul_nsw(OFF(4), g)), nn)  # the offset of B's row kb + 4 g
-        step = mul_nsw(OFF(4 * NW), nn)
+        g = OFF(w)  # whole groups of 4 k-steps (full): warp w takes groups w, w + 4, ...
+        if SETUP32:
+            full = OFF(UOFF(ks) // UOFF(4))
+            pb = mul_nsw(add_nsw(kb, mul_nsw(OFF(4), g)), nn)  # the offset of B's row kb + 4 g
+            step = mul_nsw(OFF(4 * NW), nn)
+        else:
+            full = OFF(ks // OFF(4))
+            pb = OFF((kb + OFF(4) * g) * nn)
+            step = OFF(OFF(4 * NW) * nn)
         # one row: B + pb a 64-bit pointer that walks, plus u * n + col[c], as NVVM keeps the twin's b + pb + u * n
         # + col[c] (one 32-bit sum a load, each widened, took 17 more instructions); with more rows that form took
         # more registers than the twin's (rows/2: 72 against 64, one block an SM fewer), and the sum stays
@@ -348,13 +360,21 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
             group(acc, bv, sh, uint32(OFF(4) * g))
             pb = add_nsw(pb, step)
             g = add_nsw(g, OFF(NW))
-        k4 = mul_nsw(OFF(4), g)
-        if k4 < ks:  # the slice's last, partial group: its k-steps past ks are zeros in A's slice
+        # the slice's last, partial group: its k-steps past ks are zeros in A's slice
+        if SETUP32:
+            k4 = mul_nsw(OFF(4), g)
+            if k4 < ks:
+                for u in range(4):
+                    pu = add_nsw(pb, nu[u])
+                    for c in range(4):
+                        bv[u, c] = at_cs(b, add_nsw(pu, col[c])) if add_nsw(k4, OFF(u)) < ks else float32(0.0)
+                group(acc, bv, sh, uint32(k4))
+        elif OFF(4) * g < ks:
             for u in range(4):
                 pu = add_nsw(pb, nu[u])
                 for c in range(4):
-                    bv[u, c] = at_cs(b, add_nsw(pu, col[c])) if add_nsw(k4, OFF(u)) < ks else float32(0.0)
-            group(acc, bv, sh, uint32(k4))
+                    bv[u, c] = at_cs(b, add_nsw(pu, col[c])) if OFF(4) * g + OFF(u) < ks else float32(0.0)
+            group(acc, bv, sh, uint32(OFF(4) * g))
         # warps 1, 2, 3 hand their sums to warp 0 through the same shared buffer, which adds them in that order
         cuda.syncthreads()
         if w > 0:
