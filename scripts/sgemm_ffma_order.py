@@ -43,10 +43,12 @@ def narrow(shape: tuple[int, int, int], bn: int) -> tuple[int, int, int]:
     return m * n // (bn - 1) // 64 * 64, bn - 1, k
 
 
-def local_bytes(S, analyze, compiler: str, order: str, p) -> int:
+def local_bytes(compiler: str, order: str, p) -> int:
     """The local memory (bytes a thread: spills) of plan p's kernel with FMA order ``order``: the larger of this
     GPU's compile and the sm_90 compile of the CUDA wheels that the tests read (their ptxas may differ)."""
+    from util import sgemm as S
     from util.compile import cubin_from_ptx, numba_ptx
+    from util.sass import analyze
 
     if compiler == "numba":
         kernel = S.numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc,
@@ -58,8 +60,11 @@ def local_bytes(S, analyze, compiler: str, order: str, p) -> int:
     return report.stack_bytes + report.local_bytes
 
 
-def record(S, util, old: dict, chosen: dict, times: dict, local: dict) -> None:
+def record(old: dict, chosen: dict, times: dict, local: dict) -> None:
     """Write util/sgemm_ffma_order.json: this run's entries over the ``old`` record's (the others kept)."""
+    import util
+    from util import sgemm as S
+
     S.FFMA_ORDER_FILE.write_text(json.dumps({
         **old,
         "about": "util.sgemm's FMA order per compiled variant: the fastest in one interleaved, verified run on a "
@@ -97,7 +102,6 @@ def main() -> None:
     import util
     from util import sgemm as S
     from util.bench import Registry
-    from util.sass import analyze
 
     if util.SIMULATED:
         raise SystemExit("needs a GPU: the search times each order (the simulator's wall time says nothing)")
@@ -137,7 +141,7 @@ def main() -> None:
                     for compiler in ("numba", "cuda_c"):
                         key = S.ffma_order_key(compiler, tile, va, vb, wide, p.shift_b, p.vc, p.sc, p.one_loop)
                         times[key] = {o: round(tab[f"{compiler} {o}"].median * 1e6, 1) for o in S.FFMA_ORDERS}
-                        spills = {o: local_bytes(S, analyze, compiler, o, p) for o in S.FFMA_ORDERS}
+                        spills = {o: local_bytes(compiler, o, p) for o in S.FFMA_ORDERS}
                         local[key] = {o: b for o, b in spills.items() if b}
                         clean = [o for o in S.FFMA_ORDERS if not spills[o]] or S.FFMA_ORDERS
                         chosen[key] = min(clean, key=lambda o: times[key][o])
@@ -148,7 +152,7 @@ def main() -> None:
                                                                                  else "") for o in S.FFMA_ORDERS)
                               + f"  -> {chosen[key]}", flush=True)
                     if args.write:  # after each shape: a run cut short keeps what it measured
-                        record(S, util, old, chosen, times, local)
+                        record(old, chosen, times, local)
     recorded = old.get("orders", {})
     differ = sorted(k for k in chosen if recorded.get(k) != chosen[k])
     print(f"{S.FFMA_ORDER_FILE.name}: " + ("no orders recorded yet" if not recorded else
