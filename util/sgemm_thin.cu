@@ -139,18 +139,17 @@ gemm_cols_c(const float* __restrict__ a, const float* __restrict__ b, float* __r
     const off_t_ ks = min(kb + kslice, (off_t_)k) - kb;
     // B[kb + q, c0 + j] -> sh[q * WP + j] for every q < KP (zeros from ks on and past column n), the loads first; the
     // stores unpredicated (as in gemm_rows_c)
+    const unsigned tq = t / W, tc = t % W;
+    const off_t_ col = c0 + tc, pb = (kb + tq) * n + col;
     float v[SJ];
     #pragma unroll
     for (int s = 0; s < SJ; ++s) {
-        const unsigned e = t + NT * s;
-        const off_t_ q = e / W, col = c0 + e % W;
-        v[s] = q < ks && col < n ? b[(kb + q) * n + col] : 0.0f;
+        const off_t_ q = tq + s * (NT / W);
+        v[s] = q < ks && col < n ? b[pb + (off_t_)(s * (NT / W)) * n] : 0.0f;
     }
+    const unsigned sb = tq * WP + tc;
     #pragma unroll
-    for (int s = 0; s < SJ; ++s) {
-        const unsigned e = t + NT * s;
-        sh[e / W * WP + e % W] = v[s];
-    }
+    for (int s = 0; s < SJ; ++s) sh[sb + s * (NT / W) * WP] = v[s];
     off_t_ pa[R];  // walking offsets of this lane's rows of A (a row past m: the last row; not stored)
     #pragma unroll
     for (int ri = 0; ri < R; ++ri) pa[ri] = min(r0 + 4 * ri, (off_t_)m - 1) * k + kb + kr;

@@ -515,16 +515,18 @@ def _cols(thin: Thin, wide: bool, simulator: bool, fuse: bool):
         kb = OFF(OFF(cuda.blockIdx.z) * OFF(kslice))
         ks = OFF(min(kb + OFF(kslice), kk) - kb)
         # B[kb + q, c0 + j] -> sh[q * WP + j] for every q < KP (zeros from ks on and past column n), the loads
-        # first; the stores unpredicated (as in _rows)
+        # first; the stores unpredicated (as in _rows). Element t + NT s of the slice is at row tq + s NT / W,
+        # column tc (NT % W == 0): one column check, and the loads and stores at fixed steps from one offset
+        tq, tc = t // uint32(W), t % uint32(W)
+        col = add_nsw(c0, OFF(tc))
+        pb = add_nsw(mul_nsw(add_nsw(kb, OFF(tq)), nn), col)
         v = cuda.local.array(SJ, float32)
         for s in range(SJ):
-            e = uint32(t + uint32(NT * s))  # uint32 + uint32 is 64-bit in numba: wrapped
-            q = OFF(e // uint32(W))
-            col = add_nsw(c0, OFF(e % uint32(W)))
-            v[s] = at_nc(b, add_nsw(mul_nsw(add_nsw(kb, q), nn), col)) if q < ks and col < nn else float32(0.0)
-        for s in range(SJ):
-            e = uint32(t + uint32(NT * s))  # uint32 + uint32 is 64-bit in numba: wrapped
-            sh[uint32(uint32(uint32(e // uint32(W)) * uint32(WP)) + uint32(e % uint32(W)))] = v[s]
+            q = add_nsw(OFF(tq), OFF(s * (NT // W)))
+            v[s] = at_nc(b, add_nsw(pb, mul_nsw(OFF(s * (NT // W)), nn))) if q < ks and col < nn else float32(0.0)
+        sb = int32(tq * uint32(WP) + tc)
+        for s in range(SJ):  # a signed index promised >= 0: no negative-index select
+            sh[nonneg(add_nsw(sb, int32(s * (NT // W) * WP)))] = v[s]
         # walking offsets of this lane's rows of A (a row past m: the last row; its results are not stored)
         pa = cuda.local.array(R, OFF)
         for ri in range(R):
