@@ -452,12 +452,8 @@ def test_the_k_tail_loads_b_where_the_walking_offsets_stand(va, shift_b):
     tile = S.TINY_TILE
     numba_ = tiled_sass(tile, va, False, shift_b=shift_b, sc=True)
     twin = analyze(S.c_twin(va, False, False, tile, shift_b=shift_b, sc=True).cubin("sm_90"), "gemm_c")
-    assert setup(numba_) <= 1.6 * setup(twin), (setup(numba_), setup(twin))
-
-
-def setup(report) -> int:
-    """The instructions before the kernel's first barrier: its set-up and its first tile's loads."""
-    return next(i for i, ins in enumerate(report.instructions) if ins.opcode.startswith("BAR"))
+    setup = len(numba_.prologue), len(twin.prologue)
+    assert setup[0] <= 1.6 * setup[1], setup
 
 
 @pytest.mark.parametrize("tile", [t for t in S.TILES if t.S32], ids=lambda t: t.name)
@@ -465,21 +461,17 @@ def test_the_32_bit_set_up_is_shorter_than_numbas_typing_and_the_twins(tile):
     """Tile.S32: the one-loop kernel's set-up (what a short K pays for) in 32-bit arithmetic is shorter than the same
     tile's in numba's typing (int32 + int32 is int64: 64-bit offsets, clamps and tile counts) and than the twin's."""
     options = dict(vc=tile.VC, one_loop=True)
-    s32 = setup(tiled_sass(tile, True, True, **options))
-    typed = setup(tiled_sass(dataclasses.replace(tile, S32=False, TA=False), True, True, **options))
-    twin = setup(analyze(S.c_twin(True, True, False, tile, **options).cubin("sm_90"), "gemm_c"))
+    s32 = len(tiled_sass(tile, True, True, **options).prologue)
+    typed = len(tiled_sass(dataclasses.replace(tile, S32=False, TA=False), True, True, **options).prologue)
+    twin = len(analyze(S.c_twin(True, True, False, tile, **options).cubin("sm_90"), "gemm_c").prologue)
     assert s32 < typed and s32 <= twin, (s32, typed, twin)
 
 
 def parameter_lines(report) -> set[int]:
     """The 64-byte lines of the kernel parameters (sm_90: constant bank 0 from 0x210 on) that the instructions before
     the first barrier read."""
-    lines = set()
-    for ins in report.instructions:
-        if ins.opcode.startswith("BAR"):
-            return lines
-        lines |= {int(x, 16) // 64 for x in re.findall(r"c\[0x0\]\[(0x[0-9a-f]+)\]", ins.text) if int(x, 16) >= 0x210}
-    return lines
+    return {int(x, 16) // 64 for ins in report.prologue for x in re.findall(r"c\[0x0\]\[(0x[0-9a-f]+)\]", ins.text)
+            if int(x, 16) >= 0x210}
 
 
 @pytest.mark.parametrize("tile", S.TILES, ids=lambda t: t.name)

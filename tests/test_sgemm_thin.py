@@ -267,13 +267,18 @@ def test_thin_machine_code(thin):
         assert sum("SR_CgaCtaId" in i.text for i in report.instructions) == 1, name
 
 
+def bounded_sass(thin):
+    """sm_90 SASS of numba's kernel for ``thin`` (32-bit offsets) at its launch bound, as sgemm launches it."""
+    return analyze(cubin_from_ptx(numba_ptx(T.numba_kernel(thin, False, simulator=False), S.numba_sig(),
+                                            launch_bounds=(thin.NT, thin.MINB))))
+
+
 def test_one_row_hot_loop_is_as_long_as_the_twins():
     """rows/1 adds B's offsets to its address as the twin's b + pb + u * n + col[c] does (util.intrinsics.at_cs with a
     tuple: B + pb one 64-bit pointer that walks): its hot loop no longer than the twin's, no more integer arithmetic
     (one 32-bit sum a load, each widened, took 17 more instructions, 16 of them integer arithmetic)."""
     thin = T.Thin("rows", 1)
-    numba_ = analyze(cubin_from_ptx(numba_ptx(T.numba_kernel(thin, False, simulator=False), S.numba_sig(),
-                                              launch_bounds=(thin.NT, thin.MINB))))
+    numba_ = bounded_sass(thin)
     twin = analyze(T.c_twin(thin, False).cubin("sm_90"), "gemm_rows_c")
     assert numba_.hot_loop.size <= twin.hot_loop.size and numba_.hot_loop.mix["int"] <= twin.hot_loop.mix["int"]
 
@@ -284,11 +289,9 @@ def test_cols_staging_takes_its_column_once(thin):
     column and its check once, not a division and a remainder each of the 32 elements (numba kept the remainder
     of each, a LOP3 each: 37 in cols/16's set-up against the twin's 5, and ran 1-3% longer, H200, docs/notes.md)."""
     def setup_lop3(report):
-        bar = next(x for x, i in enumerate(report.instructions) if i.opcode.startswith("BAR"))
-        return sum(i.opcode.startswith("LOP3") for i in report.instructions[:bar])
+        return sum(i.opcode.startswith("LOP3") for i in report.prologue)
 
-    numba_ = analyze(cubin_from_ptx(numba_ptx(T.numba_kernel(thin, False, simulator=False), S.numba_sig(),
-                                              launch_bounds=(thin.NT, thin.MINB))))
+    numba_ = bounded_sass(thin)
     twin = analyze(T.c_twin(thin, False).cubin("sm_90"), "gemm_cols_c")
     assert setup_lop3(twin) <= 8 and setup_lop3(numba_) <= setup_lop3(twin) + 2, (setup_lop3(numba_), setup_lop3(twin))
 

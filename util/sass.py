@@ -236,6 +236,12 @@ class KernelReport:
     hot_loop: HotLoop | None = None
 
     @property
+    def prologue(self) -> list[Instruction]:
+        """The instructions before the kernel's first barrier (BAR): its set-up and first loads (all, without one)."""
+        end = next((x for x, i in enumerate(self.instructions) if i.opcode.startswith("BAR")), len(self.instructions))
+        return self.instructions[:end]
+
+    @property
     def local_loads(self) -> int:
         return sum(i.opcode.startswith("LDL") for i in self.instructions)
 

@@ -354,9 +354,13 @@ def _rows(thin: Thin, wide: bool, simulator: bool, fuse: bool):
         # more registers than the twin's (rows/2: 72 against 64, one block an SM fewer), and the sum stays
         while g < full:
             for u in range(4):
-                pu = add_nsw(pb, nu[u])
-                for c in range(4):
-                    bv[u, c] = at_cs(b, (pb, add_nsw(nu[u], col[c])) if W == 1 else add_nsw(pu, col[c]))
+                if W == 1:  # (a constant: numba compiles one branch)
+                    for c in range(4):
+                        bv[u, c] = at_cs(b, (pb, add_nsw(nu[u], col[c])))
+                else:
+                    pu = add_nsw(pb, nu[u])
+                    for c in range(4):
+                        bv[u, c] = at_cs(b, add_nsw(pu, col[c]))
             group(acc, bv, sh, uint32(OFF(4) * g))
             pb = add_nsw(pb, step)
             g = add_nsw(g, OFF(NW))
