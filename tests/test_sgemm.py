@@ -72,6 +72,20 @@ def test_every_strategy_is_correct(shape, options):
         assert getattr(used, key) == value
 
 
+def test_prepared_calls_keep_their_own_grids():
+    """Two prepared calls of one compiled kernel with other grids (and other slices), each launched after the other
+    was prepared: each runs its own launch (the simulator's ``kernel[grid, block]`` configures the kernel object
+    itself, so a launch configured once would run with the last prepared grid)."""
+    small, large = Problem(40, 20, 40, seed=1), Problem(100, 72, 40, seed=2)
+    calls = [(p, S.prepare(p.a, p.b, p.c, tile=S.TINY_TILE, splits=s)) for p, s in ((large, 1), (small, 2))]
+    assert len({(c.plan.va, c.plan.vb, c.plan.vc, c.plan.sc, c.plan.one_loop) for _, c in calls}) == 1  # one kernel
+    assert calls[0][1].plan.grid != calls[1][1].plan.grid
+    for p, call in calls:
+        p.poison()
+        call()
+        assert p.check().correct, f"{p.m} x {p.n} x {p.k}: {p.check()}"
+
+
 @pytest.mark.parametrize("one_loop", [False, True])
 @pytest.mark.parametrize("order", S.FFMA_ORDERS)
 @pytest.mark.parametrize("tile", S.TILES)

@@ -1313,6 +1313,15 @@ def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None
     return call.plan
 
 
+def _configured(kernel: Any, grid: Any, threads: int) -> Any:
+    """``kernel[grid, threads]``, the launch configured once; in the simulator at each call: its ``kernel[...]``
+    sets the configuration on the kernel itself and returns it, so a second prepared call of the same kernel with
+    another grid would change the first one's grid."""
+    if SIMULATED:
+        return lambda *args: kernel[grid, threads](*args)
+    return kernel[grid, threads]
+
+
 class Prepared:
     """One checked, planned C = A @ B, ready to launch again and again: ``g = prepare(a, b, c); g()``."""
 
@@ -1345,10 +1354,10 @@ class Prepared:
             kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused, va=p.va) if isinstance(p.tile, Thin) else
                       numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc,
                                    one_loop=p.one_loop))
-            self._main = kernel[p.grid, p.tile.NT]
+            self._main = _configured(kernel, p.grid, p.tile.NT)
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
             if second:
-                self._sum = (total[_sum_blocks(m * n, vec, lanes), SUM_THREADS], (m * n, p.splits, ws, cf))
+                self._sum = (_configured(total, _sum_blocks(m * n, vec, lanes), SUM_THREADS), (m * n, p.splits, ws, cf))
         else:
             twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused, p.va) if isinstance(p.tile, Thin) else
                     c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc, p.one_loop))
