@@ -72,6 +72,80 @@ def test_every_strategy_is_correct(shape, options):
         assert getattr(used, key) == value
 
 
+@pytest.mark.parametrize("shape", [(70, 33, 40), (130, 67, 29), (9, 8, 1), (3, 40, 50), (200, 300, 4000)])
+def test_choices_start_with_the_rules_plan(shape):
+    """choices(): the rule's tiled plan first, then distinct (tile, slices) in the order of the rule's estimates."""
+    cs = S.choices(*shape)
+    rule = S.plan(*shape, thin=False)
+    assert (cs[0].tile, cs[0].splits) == (rule.tile, rule.splits)
+    keys = [(c.tile, c.splits) for c in cs]
+    assert len(set(keys)) == len(keys) == min(S.TUNE_CHOICES, sum(len(S.slice_counts(shape[2], t)) for t in S.TILES))
+    est = [S.COST.estimate(*shape, c.tile, c.splits, S._sms(), S.stores16(c.tile, c.vb, c.splits, c.c16)) for c in cs]
+    assert est == sorted(est)
+
+
+def test_tune_times_the_choices_once_and_keeps_the_fastest(monkeypatch):
+    """tune=True: the first call of a shape times the rule's choices (here a stand-in timer that makes the last
+    one fastest), runs and keeps it; a second call times nothing; the result is right each time."""
+    import util.timing
+
+    timed = []
+
+    def fake_time_calls(calls, runs):
+        timed.append(list(calls))
+        for call in calls.values():
+            call()
+        return {name: -float(i) for i, name in enumerate(calls)}  # the last call "fastest"
+
+    monkeypatch.setattr(util.timing, "time_calls", fake_time_calls)
+    monkeypatch.setattr(S, "_TUNED", {})
+    shape = (130, 67, 29)
+    want = S.choices(*shape)[-1]
+    assert S.tuned(*shape) is None
+    for _ in range(2):
+        p = Problem(*shape, seed=5)
+        p.poison()
+        used = S.sgemm(p.a, p.b, p.c, tune=True)
+        assert p.check().correct, p.check()
+        assert (used.tile, used.splits) == (want.tile, want.splits)
+    assert len(timed) == 1 and len(timed[0]) == S.TUNE_CHOICES
+    assert S.tuned(*shape) == used
+
+
+def test_tune_keeps_the_thin_kernel(monkeypatch):
+    """Where the rule takes a thin kernel, tune=True runs it untimed."""
+    import util.timing
+
+    monkeypatch.setattr(util.timing, "time_calls", lambda calls, runs: pytest.fail("timed a thin kernel's shape"))
+    used, check = run((3, 40, 50), tune=True)
+    assert check.correct and isinstance(used.tile, S.Thin) and used == S.plan(3, 40, 50)
+
+
+@pytest.mark.parametrize("forced", [{"splits": 1}, {"tile": S.TILE}, {"order": "row"}, {"one_loop": True},
+                                    {"wide": True}, {"thin": False}, {"fuse": False}])
+def test_tune_refuses_forced_choices(forced):
+    """tune=True takes nothing forced: a clear error, and C is left as it was (NaN)."""
+    p = Problem(70, 33, 40, seed=6)
+    p.poison()
+    with pytest.raises(ValueError, match="tune=True"):
+        S.sgemm(p.a, p.b, p.c, tune=True, **forced)
+    assert np.isnan(p.c.copy_to_host()).all()
+
+
+def test_time_calls_times_each_call_once_a_round():
+    """util.timing.time_calls: a warm-up and ``runs`` timed launches of each call, a median each (simulator: wall)."""
+    from util.timing import time_calls
+
+    counts = {"a": 0, "b": 0}
+
+    def call(name):
+        counts[name] += 1
+
+    medians = time_calls({name: (lambda name=name: call(name)) for name in counts}, 3)
+    assert counts == {"a": 4, "b": 4}
+    assert set(medians) == {"a", "b"} and all(t >= 0 for t in medians.values())
+
+
 def test_prepared_calls_keep_their_own_grids():
     """Two prepared calls of one compiled kernel with other grids (and other slices), each launched after the other
     was prepared: each runs its own launch (the simulator's ``kernel[grid, block]`` configures the kernel object

@@ -24,12 +24,15 @@ This kernel keeps step 15's hot loop and changes what happens around it:
   search (``scripts/sgemm_ffma_order.py``: every order verified and timed on the GPU, the fastest kept).
 
 The strategy (tile, split, variant) comes from ``plan``: a documented cost rule (waves of blocks times the K
-tiles each block walks, plus the workspace traffic), not a table of shapes. For C with few rows or few columns,
+tiles each block walks, plus the workspace traffic), not a table of shapes; with ``tune=True`` the first call of a
+shape times the rule's few best-estimated tiles and slice counts (``choices``) on the GPU, and its later calls take
+the fastest (``tuned``). For C with few rows or few columns,
 util.sgemm_thin has kernels that do only the FMAs C needs (``THINS``); ``plan`` takes one where C has at most
 ``THIN_MAX`` rows or columns (a threshold measured on the GPU, ``thin_choice``).
 
     from util.sgemm import sgemm
     sgemm(a, b, c)                      # numba; a, b, c C-contiguous float32 device arrays
+    sgemm(a, b, c, tune=True)           # the rule's best choices timed on the shape's first call, the fastest kept
     sgemm(a, b, c, compiler="cuda_c")   # the C twin (util/sgemm_any_shape.cu), same plan, same workspace
     plan(m, n, k)                       # the strategy a call would take, and why
 """
@@ -43,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import SIMULATED, cuda
+from .backend import SIMULATED, cuda, device_name
 from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after util.backend (simulator or compiler)
 from .intrinsics import add_nsw, at_nc, ldg128_nc_at, shfl_xor
 from .memory import cdiv
@@ -478,6 +481,22 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         one_loop = not wide and blocks <= sms and kslice // tile.BK <= ONE_LOOP_TILES
     _check_one_loop(one_loop, wide)
     return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why, c16=c16, one_loop=one_loop), fuse)
+
+
+def choices(m: int, n: int, k: int, count: int | None = None, *, sms: int | None = None,
+            aligned: tuple[bool, ...] = (True, True, True)) -> list[Plan]:
+    """The cost rule's ``count`` (default ``TUNE_CHOICES``) best-estimated tiled plans, cheapest first: the first is
+    ``plan(m, n, k, thin=False)``'s choice, the others the tiles and slice counts it estimates next (``tune=True``
+    times them)."""
+    count = TUNE_CHOICES if count is None else count
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be an int >= 1, got {count!r}")
+    first = plan(m, n, k, sms=sms, aligned=aligned, thin=False)  # (and the checks of m, n, k, aligned)
+    sms = _sms() if sms is None else sms
+    vb = n % 4 == 0 and aligned[1]
+    ranked = sorted((COST.estimate(m, n, k, t, s, sms, stores16(t, vb, s, first.c16)), i, s)
+                    for i, t in enumerate(TILES) if cdiv(m, t.BM) <= MAX_GRID_Y for s in slice_counts(k, t))
+    return [plan(m, n, k, sms=sms, aligned=aligned, tile=TILES[i], splits=s) for _, i, s in ranked[:count]]
 
 
 # The thin kernels whose output tile's last block adds its slices (util.splitk), where that takes at most FUSE_ROUNDS
@@ -1298,19 +1317,63 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
           wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-          thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None) -> Plan:
+          thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None, tune: bool = False) -> Plan:
     """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
     ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (``tile``:
     one of ``TILES``, or of ``THINS``, the kernels for C with few rows or columns), ``order`` the recorded order of
     the tiled kernels' FMAs (tests, studies; it keeps to the tiles); ``thin=False``: no thin kernel, ``fuse``: who
     adds the slices of a split K, ``one_loop``: the tiled kernels' k-tiles all through one loop or not (``plan``;
-    forced either way, it too keeps to the tiles).
+    forced either way, it too keeps to the tiles). ``tune=True``: where the rule takes a tile, the first call of
+    a shape times the rule's ``TUNE_CHOICES`` best-estimated choices (``choices``) and every call of that shape
+    takes the fastest (``tuned``); nothing may be forced then.
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""
-    call = _cached(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
+    call = _cached(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop, tune)
     call()
     return call.plan
+
+
+# tune=True: how many of the rule's best-estimated choices the first call of a shape times, and how many rounds. On
+# 64 random shapes (the notebook's 24 and a draw of 40, H200, docs/notes.md) the fastest of the rule's first three in
+# one run reached 90% of cuBLAS on 52 where its first did on 47; the first six, also 52
+TUNE_CHOICES = 3
+TUNE_RUNS = 5
+_TUNED: dict[tuple, tuple[Tile, int]] = {}  # (GPU, m, n, k, alignment of A, B, C) -> the fastest (tile, slices)
+
+
+def _tuned_choice(a: Any, b: Any, c: Any, m: int, n: int, k: int,
+                  aligned: tuple[bool, bool, bool]) -> tuple[Tile | None, int | None]:
+    """(tile, slices) for a ``tune=True`` call: (None, None) where the rule takes a thin kernel (kept, untimed);
+    else the fastest of ``choices`` on this GPU, timed once a shape with numba's kernels on the call's own arrays
+    (``util.timing.time_calls``: C is written by each, and each computes all of it) and kept. The C twin takes
+    numba's choice, so that numba / C compares one strategy."""
+    from .timing import time_calls
+
+    if isinstance(plan(m, n, k, aligned=aligned).tile, Thin):
+        return None, None
+    key = (device_name(), m, n, k, aligned)
+    if key not in _TUNED:
+        options = choices(m, n, k, aligned=aligned)
+        if len(options) == 1:
+            best = options[0]
+        else:
+            calls = {str(i): Prepared(a, b, c, tile=o.tile, splits=o.splits) for i, o in enumerate(options)}
+            times = time_calls(calls, TUNE_RUNS)
+            best = options[min(range(len(options)), key=lambda i: (times[str(i)], i))]
+        _TUNED[key] = (best.tile, best.splits)
+    return _TUNED[key]
+
+
+def tuned(m: int, n: int, k: int, *, aligned: tuple[bool, bool, bool] = (True, True, True)) -> Plan | None:
+    """The plan that a ``tune=True`` call of this shape takes on this GPU: the rule's where it takes a thin kernel,
+    else the timed choice once the shape's first such call has made it (None before)."""
+    aligned = tuple(bool(x) for x in aligned)
+    rule = plan(m, n, k, aligned=aligned)
+    if isinstance(rule.tile, Thin):
+        return rule
+    hit = _TUNED.get((device_name(), m, n, k, aligned))
+    return None if hit is None else plan(m, n, k, aligned=aligned, tile=hit[0], splits=hit[1])
 
 
 def _configured(kernel: Any, grid: Any, threads: int) -> Any:
@@ -1327,17 +1390,28 @@ class Prepared:
 
     def __init__(self, a: Any, b: Any, c: Any, compiler: str = "numba", splits: int | None = None,
                  wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-                 thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None) -> None:
+                 thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None,
+                 tune: bool = False) -> None:
         if compiler not in ("numba", "cuda_c"):
             raise ValueError(f"compiler must be 'numba' or 'cuda_c', got {compiler!r}")
         if compiler == "cuda_c" and SIMULATED:
             raise RuntimeError("the C twin needs a GPU (the simulator runs numba kernels only)")
         if order is not None and isinstance(tile, Thin):
             raise ValueError(f"order is the order of the tiled kernels' FMAs; {tile.name} has none to choose")
+        if not isinstance(tune, bool):
+            raise ValueError(f"tune must be True or False, got {tune!r}")
+        forced = [name for name, v in (("splits", splits), ("wide", wide), ("tile", tile), ("order", order),
+                                       ("fuse", fuse), ("one_loop", one_loop)) if v is not None]
+        if tune and (forced or not thin):
+            raise ValueError(f"tune=True chooses the tile and slices by timing the rule's best choices; it takes "
+                             f"nothing forced (got {', '.join(forced) or 'thin=False'}): leave tune off to force")
         m, n, k, a, b, c = check_operands(a, b, c)
+        aligned = (_aligned16(a), _aligned16(b), _aligned16(c))
+        if tune:
+            tile, splits = _tuned_choice(a, b, c, m, n, k, aligned)
         tiles_only = order is not None or one_loop is not None  # the tiled kernels' choices keep to the tiles
         self.plan = p = plan(m, n, k, splits=splits, wide=wide, tile=tile, thin=thin and not tiles_only,
-                             aligned=(_aligned16(a), _aligned16(b), _aligned16(c)), fuse=fuse, one_loop=one_loop)
+                             aligned=aligned, fuse=fuse, one_loop=one_loop)
         ws = _workspace_for(p.workspace_floats) if p.splits > 1 else None
         flags = _counters_for(p.grid[0] * p.grid[1] if p.fused else 1)
         second = p.splits > 1 and not p.fused  # a second kernel adds the slices
@@ -1378,9 +1452,10 @@ class Prepared:
 
 def prepare(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
             wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
-            thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None) -> Prepared:
+            thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None,
+            tune: bool = False) -> Prepared:
     """Check and plan C = A @ B once; the returned object launches it (``g()``), as often as wanted."""
-    return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
+    return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop, tune)
 
 
 _CACHE: dict[tuple, tuple[tuple, Prepared]] = {}
@@ -1395,22 +1470,22 @@ def clear_cache() -> None:
 
 def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: bool | None,
             tile: Tile | Thin | None, order: str | None, thin: bool, fuse: bool | None,
-            one_loop: bool | None) -> Prepared:
+            one_loop: bool | None, tune: bool) -> Prepared:
     """``prepare(...)``, reused while a, b and c are the same numba device arrays (whose shape, data and
     alignment cannot change); anything else (torch tensors, the simulator's arrays) is checked every call. The
     last ``_CACHE_SIZE`` entries hold their arrays (so an id cannot be reused while its entry lives): their memory
     stays allocated until ``clear_cache()`` or until newer calls push them out."""
     if SIMULATED:
-        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop, tune)
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
     if not all(type(x) is DeviceNDArray for x in (a, b, c)):
-        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
-    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order, thin, fuse, one_loop)
+        return Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop, tune)
+    key = (id(a), id(b), id(c), compiler, splits, wide, tile, order, thin, fuse, one_loop, tune)
     hit = _CACHE.get(key)
     if hit is not None:  # the entry holds a, b and c, so these ids are still theirs
         return hit[1]
-    call = Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop)
+    call = Prepared(a, b, c, compiler, splits, wide, tile, order, thin, fuse, one_loop, tune)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = ((a, b, c), call)

@@ -257,6 +257,38 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
                          "wall" if SIMULATED else timer, checks[name]) for name in launches}
 
 
+class _NoReset:
+    """Stands in for a Problem where a launch needs no poisoning before a retimed try (``time_calls``)."""
+
+    def poison(self) -> None:
+        pass
+
+
+def time_calls(calls: dict[str, Callable[[], None]], runs: int, *, flush: bool = True) -> dict[str, float]:
+    """The median GPU time (seconds) of each call over ``runs`` interleaved rounds, unverified: a selection
+    among calls already known to be correct (``util.sgemm``'s ``tune``), not a figure to report (``run_verified``
+    is). Each call is warmed up once; round r starts at call r (mod their number), so that none always follows the
+    same one; before each timed launch the L2 cache is flushed (``flush``) and the GPU is held while the host
+    enqueues it, as ``run_verified(hide_launch=True)`` does. In the simulator: wall time."""
+    check_sizes(runs=runs)
+    names = list(calls)
+    for name in names:
+        calls[name]()
+    cuda.synchronize()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    reset = _NoReset()
+    for r in range(runs):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            launch = lambda _p, call=calls[name]: call()  # noqa: E731 - the timers' launch(p) form
+            if SIMULATED:
+                times[name].append(_time_wall(reset, launch))
+                continue
+            if flush:
+                _flush_l2()
+            times[name].append(_time_events_held(reset, launch, flush))
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 # ---- the API of the original notebook ---------------------------------------------------------------
 
 def measure_runtime(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_args: Sequence = (), *,
