@@ -1,4 +1,5 @@
-"""Verified timing of SGEMM kernels: ``run_verified``, ``measure_runtime`` and ``cuda_mean_runtime``.
+"""Verified timing of SGEMM kernels: ``run_verified``, ``measure_runtime`` and ``cuda_mean_runtime``; and
+``time_calls``, the unverified timing that ``util.sgemm``'s ``tune`` chooses among correct plans with.
 
 Timers: ``"cupti"`` reads each kernel's device time from CUPTI through torch.profiler (what the
 original notebook did); ``"events"`` brackets each launch with CUDA events. Under numba's simulator
