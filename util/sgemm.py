@@ -466,9 +466,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
         tiles = fits
     va = k % 4 == 0 and aligned[0]
     vb = n % 4 == 0 and aligned[1]
-    options = [(COST.estimate(m, n, k, t, s, sms, stores16(t, vb, s, c16)), i, s, t) for i, t in enumerate(tiles)
-               for s in ([splits] if splits is not None else slice_counts(k, t))]
-    est, _, splits, tile = min(options, key=lambda o: o[:3])
+    est, _, splits, tile = _ranked(m, n, k, tiles, splits, sms, vb, c16)[0]
     one = COST.estimate(m, n, k, TILES[0], 1, sms, stores16(TILES[0], vb, 1, c16))
     why = (f"{tile.name} tiles, {splits} slice(s): est. {est * 1e6:.0f} us on {sms} SMs "
            f"(one slice of {TILES[0].name}: {one * 1e6:.0f} us)")
@@ -483,6 +481,15 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why, c16=c16, one_loop=one_loop), fuse)
 
 
+def _ranked(m: int, n: int, k: int, tiles: tuple[Tile, ...], splits: int | None, sms: int, vb: bool,
+            c16: bool) -> list[tuple[float, int, int, Tile]]:
+    """(estimate, preference, slices, tile) of each tile of ``tiles`` with ``splits`` slices (or each count
+    ``slice_counts`` allows), cheapest first; on a tie the earlier tile, then fewer slices. ``plan`` takes the first,
+    ``choices`` the first few."""
+    return sorted(((COST.estimate(m, n, k, t, s, sms, stores16(t, vb, s, c16)), i, s, t) for i, t in enumerate(tiles)
+                   for s in ([splits] if splits is not None else slice_counts(k, t))), key=lambda o: o[:3])
+
+
 def choices(m: int, n: int, k: int, count: int | None = None, *, sms: int | None = None,
             aligned: tuple[bool, ...] = (True, True, True)) -> list[Plan]:
     """The cost rule's ``count`` (default ``TUNE_CHOICES``) best-estimated tiled plans, cheapest first: the first is
@@ -493,10 +500,9 @@ def choices(m: int, n: int, k: int, count: int | None = None, *, sms: int | None
         raise ValueError(f"count must be an int >= 1, got {count!r}")
     first = plan(m, n, k, sms=sms, aligned=aligned, thin=False)  # (and the checks of m, n, k, aligned)
     sms = _sms() if sms is None else sms
-    vb = n % 4 == 0 and aligned[1]
-    ranked = sorted((COST.estimate(m, n, k, t, s, sms, stores16(t, vb, s, first.c16)), i, s)
-                    for i, t in enumerate(TILES) if cdiv(m, t.BM) <= MAX_GRID_Y for s in slice_counts(k, t))
-    return [plan(m, n, k, sms=sms, aligned=aligned, tile=TILES[i], splits=s) for _, i, s in ranked[:count]]
+    tiles = tuple(t for t in TILES if cdiv(m, t.BM) <= MAX_GRID_Y)
+    ranked = _ranked(m, n, k, tiles, None, sms, n % 4 == 0 and aligned[1], first.c16)
+    return [plan(m, n, k, sms=sms, aligned=aligned, tile=t, splits=s) for _, _, s, t in ranked[:count]]
 
 
 # The thin kernels whose output tile's last block adds its slices (util.splitk), where that takes at most FUSE_ROUNDS
@@ -1339,7 +1345,12 @@ def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None
 # one run reached 90% of cuBLAS on 52 where its first did on 47; the first six, also 52
 TUNE_CHOICES = 3
 TUNE_RUNS = 5
-_TUNED: dict[tuple, tuple[Tile, int]] = {}  # (GPU, m, n, k, alignment of A, B, C) -> the fastest (tile, slices)
+_TUNED: dict[tuple, tuple[Tile, int]] = {}  # _tune_key -> the fastest (tile, slices)
+
+
+def _tune_key(m: int, n: int, k: int, aligned: tuple[bool, ...]) -> tuple:
+    """What a tuned choice is kept for: the GPU, the shape and whether A, B and C start 16-byte aligned."""
+    return (device_name(), m, n, k, tuple(bool(x) for x in aligned))
 
 
 def _tuned_choice(a: Any, b: Any, c: Any, m: int, n: int, k: int,
@@ -1352,7 +1363,7 @@ def _tuned_choice(a: Any, b: Any, c: Any, m: int, n: int, k: int,
 
     if isinstance(plan(m, n, k, aligned=aligned).tile, Thin):
         return None, None
-    key = (device_name(), m, n, k, aligned)
+    key = _tune_key(m, n, k, aligned)
     if key not in _TUNED:
         options = choices(m, n, k, aligned=aligned)
         if len(options) == 1:
@@ -1368,11 +1379,10 @@ def _tuned_choice(a: Any, b: Any, c: Any, m: int, n: int, k: int,
 def tuned(m: int, n: int, k: int, *, aligned: tuple[bool, bool, bool] = (True, True, True)) -> Plan | None:
     """The plan that a ``tune=True`` call of this shape takes on this GPU: the rule's where it takes a thin kernel,
     else the timed choice once the shape's first such call has made it (None before)."""
-    aligned = tuple(bool(x) for x in aligned)
     rule = plan(m, n, k, aligned=aligned)
     if isinstance(rule.tile, Thin):
         return rule
-    hit = _TUNED.get((device_name(), m, n, k, aligned))
+    hit = _TUNED.get(_tune_key(m, n, k, aligned))
     return None if hit is None else plan(m, n, k, aligned=aligned, tile=hit[0], splits=hit[1])
 
 
