@@ -107,7 +107,7 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
                                 ((1, 8192, 1024), "rows/1v64", 1),   # 128 of 64 (256 of 32: two waves)
                                 ((1, 16384, 1024), "rows/1v", 1),    # 128 of 128
                                 ((1, 2048, 8192), "rows/1v32", 1),   # 64 blocks each way: the fewest slices
-                                ((1, 6000, 700), "rows/1v64", 1),    # 32 columns: a slice under two passes
+                                ((1, 6000, 700), "rows/1v", 1),      # 64 or 32 columns: a slice under two passes
                                 ((1, 4096, 256), "rows/1v", 1),      # 64 too
                                 ((1, 640, 20000), "rows/1v", 9),     # 45 blocks of 128 columns, 40 of 64 or 32
                                 ((1, 4096, 100), "rows/1v", 1)]:     # none holds two passes: ROW_VEC
@@ -356,7 +356,7 @@ def test_fused_split_k_leaves_the_hot_loop_and_local_memory_as_they_were(thin):
 
 @pytest.mark.parametrize("thin", T.ROW_VECS, ids=lambda t: t.name)
 def test_row_vec_machine_code(thin):
-    """ROW_VEC's hot loop, both twins, each block width: a pass of VEC_ROWS rows (unrolled 4 times by both
+    """ROW_VEC's hot loop, both twins, each block width: a pass of VEC_ROWS rows (unrolled to 16 rows by both
     compilers): 4 FFMA a row, B's rows in 16-byte streamed loads (LDG.E.EF.128), A's values through the read-only
     path, one a row; no local memory, 32- or 64-bit offsets, fused or not (with the sizes after the arrays, numba's
     128-column kernel and its fused 32-column one spilled 8 B outside the hot loop at 64-bit offsets). numba's kernel

@@ -216,14 +216,15 @@ THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
 # 128 columns, each lane 4 adjacent columns by one 16-byte streamed load a row of B, each warp VEC_ROWS rows of B in
 # flight (every VEC_WARPS-th row of the slice), the warps' sums added in shared memory in warp order. Nothing staged:
 # A's value of a row is one 4-byte load, shared by the warp. (At 1 x 8192 x 1024 one slice of it took 0.82x the time
-# of rows/1 and its split sum, H100, docs/notes.md.)
+# of rows/1 and its split sum, H100, docs/notes.md.) 8 rows in flight, not 4: on 9 one-row shapes 0.98x the time, numba
+# and twin alike (H200, docs/notes.md); with more, a lane's loads pass the 64 registers of 1024 threads an SM.
 VEC_WARPS = 32
-VEC_ROWS = 4
+VEC_ROWS = 8
 # ROW_VEC splits K only into slices of at least this many passes of its warps (2048 k-steps): a split cost it more
 # than it gave wherever K was short (one slice against two, H200: 1 x 8192 x 1024 105.1% of cuBLAS against 84.3%,
 # 1 x 6000 x 700 115.2 / 89.2, 1 x 4096 x 256 122.9 / 83.1; with long K, 1 x 2048 x 8192: 64.7% at one slice,
 # 105.6% at four; docs/notes.md)
-VEC_SLICE_PASSES = 16
+VEC_SLICE_PASSES = 8
 ROW_VEC = Thin("rows", 1, vec=True)
 # Narrower blocks of the one-row kernel (``Thin.cb`` columns, the lanes of a warp on G = 128 / cb rows of B at once):
 # more blocks where n / 128 leaves SMs idle (1 x 4096 x 4096: 32 blocks of 128 columns on 132 SMs, 128 of 32)
@@ -450,7 +451,7 @@ def _rows_vec(thin: Thin, wide: bool, simulator: bool, fuse: bool):
             r = add_nsw(r, OFF(U * NWV * G))
             pb = add_nsw(pb, mul_nsw(OFF(U), step))
         last = min(kend, add_nsw(r, OFF((U - 1) * NWV * G)))  # fewer than U rows left (LLVM unrolled the loop
-        while r < last:  # 4 times, with a remainder, for a trip count it did not know was under 4)
+        while r < last:  # 4 times, with a remainder, for a trip count it did not know was under U)
             x = at_nc(a, r)
             v0, v1, v2, v3 = ldg128_cs_at(b, pb)
             acc[0] += x * v0
