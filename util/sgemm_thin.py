@@ -217,7 +217,8 @@ THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
 # flight (every VEC_WARPS-th row of the slice), the warps' sums added in shared memory in warp order. Nothing staged:
 # A's value of a row is one 4-byte load, shared by the warp. (At 1 x 8192 x 1024 one slice of it took 0.82x the time
 # of rows/1 and its split sum, H100, docs/notes.md.) 8 rows in flight, not 4: on 9 one-row shapes 0.98x the time, numba
-# and twin alike (H200, docs/notes.md); with more, a lane's loads pass the 64 registers of 1024 threads an SM.
+# and twin alike (H200, docs/notes.md); 16 would be 80 floats of loads a lane, past the 64 registers a thread that
+# 1024 threads an SM leave.
 VEC_WARPS = 32
 VEC_ROWS = 8
 # ROW_VEC splits K only into slices of at least this many passes of its warps (2048 k-steps): a split cost it more
