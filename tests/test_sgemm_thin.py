@@ -101,16 +101,16 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
                            ((1, 4096, 4096), {"splits": 2}), ((1, 4096, 4096), {"tile": S.TINY_TILE})]:
         assert S.plan(*shape, sms=132, **options).tile in S.TILES, (shape, options)
     # one row and B's rows 16-byte aligned: ROW_VEC (16-byte loads), its block width the one whose blocks and slices
-    # come nearest one wave of blocks (one an SM) with two passes of rows in a slice; on a tie the fewest slices
+    # come nearest one wave of blocks (one an SM) with a pass of rows in a slice; on a tie the fewest slices
     assert S.plan(1, 4096, 4096, sms=132, aligned=(True, False)).tile.name == "rows/1"
     for shape, name, splits in [((1, 4096, 4096), "rows/1v32", 1),   # 128 blocks of 32 columns (32 of 128)
                                 ((1, 8192, 1024), "rows/1v64", 1),   # 128 of 64 (256 of 32: two waves)
                                 ((1, 16384, 1024), "rows/1v", 1),    # 128 of 128
                                 ((1, 2048, 8192), "rows/1v32", 1),   # 64 blocks each way: the fewest slices
-                                ((1, 6000, 700), "rows/1v", 1),      # 64 or 32 columns: a slice under two passes
+                                ((1, 6000, 700), "rows/1v64", 1),    # 32 columns: a slice under a pass
                                 ((1, 4096, 256), "rows/1v", 1),      # 64 too
                                 ((1, 640, 20000), "rows/1v", 9),     # 45 blocks of 128 columns, 40 of 64 or 32
-                                ((1, 4096, 100), "rows/1v", 1)]:     # none holds two passes: ROW_VEC
+                                ((1, 4096, 100), "rows/1v", 1)]:     # none holds a pass: ROW_VEC
         p = S.plan(*shape, sms=132)
         assert (p.tile.name, p.splits) == (name, splits), (shape, p)
     assert T.ROW_VEC.kmin == T.VEC_SLICE_PASSES * T.VEC_ROWS * T.VEC_WARPS == 2048

@@ -571,17 +571,18 @@ def thin_choice(m: int, n: int, k: int) -> Thin | None:
 
 def row_vec_choice(n: int, k: int, sms: int) -> Thin:
     """The one-row kernel's block width (one of ROW_VECS, blocks of 1024 threads, one an SM): of those whose slices
-    (``thin_splits``) hold at least two passes of its unrolled loop (``Thin.pass_rows``; with fewer, that loop does
-    not run and each row waits alone), the one whose blocks come nearest
+    (``thin_splits``) hold at least one pass of its loop (``Thin.pass_rows``, VEC_ROWS rows a lane; with fewer, that
+    loop does not run and each row waits alone), the one whose blocks come nearest
     one wave without passing it (cdiv(n, cb) x slices <= sms), on a tie the fewest slices, then the widest; where
     none fits, ROW_VEC (128 columns). Narrow blocks put more SMs on B where n / 128 leaves most idle: at 1 x 4096 x
     4096, 32 blocks of 128 columns (2 slices) read 94% of cuBLAS's rate, 128 of 32 columns 103% (H200,
-    docs/notes.md)."""
+    docs/notes.md). (Two passes of 8 rows, against one: on 16 one-row shapes 1.05x the fastest width's time, geomean,
+    against 1.015x; H200, docs/notes.md.)"""
     fits = []
     for t in ROW_VECS:
         s = thin_splits(1, n, k, t, sms)
         blocks = cdiv(n, t.cb) * s
-        if cdiv(cdiv(k, t.BK), s) * t.BK >= 2 * t.pass_rows and blocks <= sms:
+        if cdiv(cdiv(k, t.BK), s) * t.BK >= t.pass_rows and blocks <= sms:
             fits.append((blocks, -s, t.cb, t))
     return max(fits)[3] if fits else ROW_VEC
 
