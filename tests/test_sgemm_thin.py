@@ -109,7 +109,10 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
                                 ((1, 2048, 8192), "rows/1v32", 1),   # 64 blocks each way: the fewest slices
                                 ((1, 6000, 700), "rows/1v64", 1),    # 32 columns: a slice under a pass
                                 ((1, 4096, 256), "rows/1v", 1),      # 64 too
-                                ((1, 640, 20000), "rows/1v", 9),     # 45 blocks of 128 columns, 40 of 64 or 32
+                                ((1, 640, 20000), "rows/1v32", 3),   # 9 slices of 128 columns: 45 blocks' worth of
+                                # columns, under VEC_BUSY; row_vec_time's fastest: 3 slices of 32 (60 blocks)
+                                ((1, 116, 22369), "rows/1v32", 14),  # few columns, long K: 5 slices of 64 loaded 9
+                                ((1, 7088, 26632), "rows/1v", 2),    # 110 blocks' worth: the rule's, unestimated
                                 ((1, 4096, 100), "rows/1v", 1)]:     # none holds a pass: ROW_VEC
         p = S.plan(*shape, sms=132)
         assert (p.tile.name, p.splits) == (name, splits), (shape, p)

@@ -572,19 +572,63 @@ def thin_choice(m: int, n: int, k: int) -> Thin | None:
 def row_vec_choice(n: int, k: int, sms: int) -> Thin:
     """The one-row kernel's block width (one of ROW_VECS, blocks of 1024 threads, one an SM): of those whose slices
     (``thin_splits``) hold at least one pass of its loop (``Thin.pass_rows``, VEC_ROWS rows a lane; with fewer, that
-    loop does not run and each row waits alone), the one whose blocks come nearest
-    one wave without passing it (cdiv(n, cb) x slices <= sms), on a tie the fewest slices, then the widest; where
-    none fits, ROW_VEC (128 columns). Narrow blocks put more SMs on B where n / 128 leaves most idle: at 1 x 4096 x
-    4096, 32 blocks of 128 columns (2 slices) read 94% of cuBLAS's rate, 128 of 32 columns 103% (H200,
-    docs/notes.md). (Two passes of 8 rows, against one: on 16 one-row shapes 1.05x the fastest width's time, geomean,
-    against 1.015x; H200, docs/notes.md.)"""
+    loop does not run and each row waits alone), the one whose blocks come nearest one wave without passing it
+    (cdiv(n, cb) x slices <= sms), on a tie the fewest slices, then the widest; where none fits, ROW_VEC (128
+    columns). Narrow blocks put more SMs on B where n / 128 leaves most idle: at 1 x 4096 x 4096, 32 blocks of 128
+    columns (2 slices) read 94% of cuBLAS's rate, 128 of 32 columns 103% (H200, docs/notes.md). (Two passes of 8
+    rows, against one: on 16 one-row shapes 1.05x the fastest width's time, geomean, against 1.015x; H200,
+    docs/notes.md.) Where that width's blocks load fewer than VEC_BUSY blocks' worth of columns (few columns, K
+    long), the width and slices (``row_vec_splits``) that ``row_vec_time`` estimates fastest."""
     fits = []
     for t in ROW_VECS:
         s = thin_splits(1, n, k, t, sms)
         blocks = cdiv(n, t.cb) * s
         if cdiv(cdiv(k, t.BK), s) * t.BK >= t.pass_rows and blocks <= sms:
             fits.append((blocks, -s, t.cb, t))
-    return max(fits)[3] if fits else ROW_VEC
+    rule = max(fits)[3] if fits else ROW_VEC
+    if fits and -max(fits)[1] * n >= VEC_BUSY * rule.cb:  # its slices x n / cb: the blocks' worth of columns
+        return rule
+    fast = []
+    for t in ROW_VECS:
+        s = row_vec_splits(n, k, t, sms)
+        blocks = cdiv(n, t.cb) * s
+        if cdiv(cdiv(k, t.BK), s) * t.BK >= t.pass_rows and blocks <= sms:
+            fast.append((row_vec_time(n, k, t, s), -blocks, s, -t.cb, t))
+    return min(fast)[4] if fast else rule
+
+
+def row_vec_splits(n: int, k: int, thin: Thin, sms: int) -> int:
+    """ROW_VEC's slices: ``thin_splits``'; where those load fewer than VEC_BUSY blocks' worth of columns (slices x
+    n / cb), slices down to one pass of its loop deep, in at most one wave of blocks: the fewest that make VEC_BUSY
+    (or the most there are), where ``row_vec_time`` estimates them faster."""
+    splits = thin_splits(1, n, k, thin, sms)
+    if splits * n >= VEC_BUSY * thin.cb:
+        return splits
+    quanta, cols = cdiv(k, thin.BK), cdiv(n, thin.cb)
+    more = [s for s in thin_slice_counts(k, thin)
+            if s > splits and cdiv(quanta, s) * thin.BK >= thin.pass_rows and cols * s <= sms]
+    if not more:
+        return splits
+    pick = next((s for s in more if s * n >= VEC_BUSY * thin.cb), more[-1])
+    return pick if row_vec_time(n, k, thin, pick) < row_vec_time(n, k, thin, splits) else splits
+
+
+# The one-row kernel's time as its loads in flight allow (row_vec_time): a block of 1024 threads, 8 rows of 16 bytes
+# in flight a lane, keeps 128 KB of B in flight an SM; at ~1.5 us a load under load, VEC_BUSY such blocks hold the
+# ~4.3 TB/s that an H200 copies at (util.sgemm_thin's docstring). A block whose columns pass n loads fewer (its clamped
+# lanes read what another lane reads). Slices cost VEC_SPLIT_US more (their sum by the tiles' last blocks, or a second
+# kernel): two slices against one, both with blocks enough to hold the rate, took 2.5 us more at 1 x 2048 x 8192
+# (32 columns a block) and 2.1 us at 1 x 4096 x 4096 (64; H200, docs/notes.md)
+VEC_BUSY = 48
+VEC_BYTES_S = 4.3e12
+VEC_SPLIT_US = 2.0
+
+
+def row_vec_time(n: int, k: int, thin: Thin, splits: int) -> float:
+    """The one-row kernel's estimated time in us: B's bytes over the rate its blocks' loads in flight hold (each
+    slice's columns, n / cb blocks' worth, up to VEC_BUSY), and VEC_SPLIT_US where K is split."""
+    busy = min(splits * n / thin.cb, VEC_BUSY)
+    return 4 * k * n / (VEC_BYTES_S * busy / VEC_BUSY) * 1e6 + (VEC_SPLIT_US if splits > 1 else 0.0)
 
 
 def thin_slice_counts(k: int, thin: Thin) -> list[int]:
@@ -659,7 +703,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 
     filled = ""
     if splits is None:
-        base = thin_splits(m, n, k, thin, sms)
+        base = row_vec_splits(n, k, thin, sms) if thin in ROW_VECS else thin_splits(m, n, k, thin, sms)
         splits = thin_fill(m, n, k, thin, base, sms, offsets_wide(base) if wide is None else bool(wide), fuse)
         filled = f" (thin_splits gives {base}; more to fill the last wave)" if splits != base else ""
     elif isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or int(splits) not in valid:
