@@ -203,6 +203,37 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         T.Thin("rows", 3)
 
 
+def test_one_row_slices_where_few_columns_load():
+    """row_vec_splits: the rule's slices (thin_splits) where they load VEC_BUSY blocks' worth of columns or more (slices
+    x n / cb); else more slices only where row_vec_time estimates them faster, each at least one pass of the loop deep,
+    all of them in one wave of blocks; row_vec_choice keeps the rule's width where it loads enough."""
+    rng = np.random.default_rng(4)
+    shapes = [(int(n), int(k)) for n, k in 2 ** rng.uniform([2, 4], [16, 17], size=(300, 2))]
+    changed = 0
+    for n, k in shapes:
+        n = max(4, n - n % 4)
+        for thin in T.ROW_VECS:
+            rule, got = S.thin_splits(1, n, k, thin, 132), S.row_vec_splits(n, k, thin, 132)
+            if rule * n >= S.VEC_BUSY * thin.cb or got == rule:
+                assert got == rule, (n, k, thin.name)
+                continue
+            changed += 1
+            assert got > rule and math.ceil(math.ceil(k / thin.BK) / got) * thin.BK >= thin.pass_rows
+            assert math.ceil(n / thin.cb) * got <= 132
+            assert S.row_vec_time(n, k, thin, got) < S.row_vec_time(n, k, thin, rule)
+        choice = S.row_vec_choice(n, k, 132)
+        fits = [(math.ceil(n / t.cb) * s, -s, t.cb, t) for t in T.ROW_VECS for s in [S.thin_splits(1, n, k, t, 132)]
+                if math.ceil(math.ceil(k / t.BK) / s) * t.BK >= t.pass_rows and math.ceil(n / t.cb) * s <= 132]
+        if fits and -max(fits)[1] * n >= S.VEC_BUSY * max(fits)[3].cb:
+            assert choice == max(fits)[3], (n, k)
+    assert changed > 20  # the draw reaches the case
+    # the estimate: B's bytes at the rate of the columns in flight, capped at VEC_BUSY blocks' worth, and a split's cost
+    t32 = T.ROW_VECS[2]
+    assert S.row_vec_time(4096, 4096, t32, 1) == pytest.approx(4 * 4096 * 4096 / S.VEC_BYTES_S * 1e6)
+    assert S.row_vec_time(64, 4096, t32, 2) == pytest.approx(4 * 4096 * 64 / (S.VEC_BYTES_S * 4 / S.VEC_BUSY) * 1e6
+                                                              + S.VEC_SPLIT_US)
+
+
 def test_the_thin_rule_holds_to_its_record():
     """util.sgemm.THIN_MAX and THIN_WAVES against the timed record they were read from
     (data/sgemm_thin_probe_nvidia_h200.json, scripts/sgemm_thin_probe.py): where the rule takes a thin kernel, that
