@@ -221,10 +221,10 @@ THINS = tuple(Thin(kind, w) for kind in KINDS for w in WIDTHS)
 # 1024 threads an SM leave.
 VEC_WARPS = 32
 VEC_ROWS = 8
-# ROW_VEC splits K only into slices of at least this many passes of its warps (2048 k-steps): a split cost it more
-# than it gave wherever K was short (one slice against two, H200: 1 x 8192 x 1024 105.1% of cuBLAS against 84.3%,
-# 1 x 6000 x 700 115.2 / 89.2, 1 x 4096 x 256 122.9 / 83.1; with long K, 1 x 2048 x 8192: 64.7% at one slice,
-# 105.6% at four; docs/notes.md)
+# ROW_VEC splits K into slices of at least this many passes of its warps (2048 k-steps; shallower, down to one pass,
+# only where its blocks load few columns: util.sgemm.row_vec_splits): a split cost it more than it gave wherever K
+# was short (one slice against two, H200: 1 x 8192 x 1024 105.1% of cuBLAS against 84.3%, 1 x 6000 x 700 115.2 /
+# 89.2, 1 x 4096 x 256 122.9 / 83.1; with long K, 1 x 2048 x 8192: 64.7% at one slice, 105.6% at four; docs/notes.md)
 VEC_SLICE_PASSES = 8
 ROW_VEC = Thin("rows", 1, vec=True)
 # Narrower blocks of the one-row kernel (``Thin.cb`` columns, the lanes of a warp on G = 128 / cb rows of B at once):
