@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -579,22 +579,22 @@ def row_vec_choice(n: int, k: int, sms: int) -> Thin:
     rows, against one: on 16 one-row shapes 1.05x the fastest width's time, geomean, against 1.015x; H200,
     docs/notes.md.) Where that width's blocks load fewer than VEC_BUSY blocks' worth of columns (few columns, K
     long), the width and slices (``row_vec_splits``) that ``row_vec_time`` estimates fastest."""
-    fits = []
-    for t in ROW_VECS:
-        s = thin_splits(1, n, k, t, sms)
-        blocks = cdiv(n, t.cb) * s
-        if cdiv(cdiv(k, t.BK), s) * t.BK >= t.pass_rows and blocks <= sms:
-            fits.append((blocks, -s, t.cb, t))
-    rule = max(fits)[3] if fits else ROW_VEC
-    if fits and -max(fits)[1] * n >= VEC_BUSY * rule.cb:  # its slices x n / cb: the blocks' worth of columns
-        return rule
-    fast = []
-    for t in ROW_VECS:
-        s = row_vec_splits(n, k, t, sms)
-        blocks = cdiv(n, t.cb) * s
-        if cdiv(cdiv(k, t.BK), s) * t.BK >= t.pass_rows and blocks <= sms:
-            fast.append((row_vec_time(n, k, t, s), -blocks, s, -t.cb, t))
-    return min(fast)[4] if fast else rule
+    fits = _row_vec_fits(n, k, sms, lambda t: thin_splits(1, n, k, t, sms))
+    if fits:
+        rule, s = max(fits, key=lambda f: (cdiv(n, f[0].cb) * f[1], -f[1], f[0].cb))
+        if s * n >= VEC_BUSY * rule.cb:  # slices x n / cb: the blocks' worth of columns loading
+            return rule
+    fast = _row_vec_fits(n, k, sms, lambda t: row_vec_splits(n, k, t, sms))
+    if fast:
+        return min(fast, key=lambda f: (row_vec_time(n, k, *f), -cdiv(n, f[0].cb) * f[1], f[1], -f[0].cb))[0]
+    return rule if fits else ROW_VEC
+
+
+def _row_vec_fits(n: int, k: int, sms: int, slices: Callable[[Thin], int]) -> list[tuple[Thin, int]]:
+    """(width, slices(width)) of each of ROW_VECS whose slices hold a pass of its loop, in at most one wave of
+    blocks."""
+    return [(t, s) for t in ROW_VECS for s in [slices(t)]
+            if cdiv(cdiv(k, t.BK), s) * t.BK >= t.pass_rows and cdiv(n, t.cb) * s <= sms]
 
 
 def row_vec_splits(n: int, k: int, thin: Thin, sms: int) -> int:
