@@ -205,8 +205,8 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
 
 def test_one_row_slices_where_few_columns_load():
     """row_vec_splits: the rule's slices (thin_splits) where they load VEC_BUSY blocks' worth of columns or more (slices
-    x n / cb); else more slices only where row_vec_time estimates them faster, each at least one pass of the loop deep,
-    all of them in one wave of blocks; row_vec_choice keeps the rule's width where it loads enough."""
+    x n / cb); else the count row_vec_time estimates fastest, the rule's or one at least one pass of the loop deep, all
+    of them in one wave of blocks; row_vec_choice keeps the rule's width where it loads enough."""
     rng = np.random.default_rng(4)
     shapes = [(int(n), int(k)) for n, k in 2 ** rng.uniform([2, 4], [16, 17], size=(300, 2))]
     changed = 0
@@ -220,6 +220,9 @@ def test_one_row_slices_where_few_columns_load():
             changed += 1
             assert got > rule and math.ceil(math.ceil(k / thin.BK) / got) * thin.BK >= thin.pass_rows
             assert math.ceil(n / thin.cb) * got <= 132
+            others = [s for s in S.thin_slice_counts(k, thin) if s > rule and math.ceil(n / thin.cb) * s <= 132
+                      and math.ceil(math.ceil(k / thin.BK) / s) * thin.BK >= thin.pass_rows]
+            assert S.row_vec_time(n, k, thin, got) == min(S.row_vec_time(n, k, thin, s) for s in [rule, *others])
             assert S.row_vec_time(n, k, thin, got) < S.row_vec_time(n, k, thin, rule)
         choice = S.row_vec_choice(n, k, 132)
         fits = [(math.ceil(n / t.cb) * s, -s, t.cb, t) for t in T.ROW_VECS for s in [S.thin_splits(1, n, k, t, 132)]
@@ -228,10 +231,17 @@ def test_one_row_slices_where_few_columns_load():
             assert choice == max(fits)[3], (n, k)
     assert changed > 20  # the draw reaches the case
     # the estimate: B's bytes at the rate of the columns in flight, capped at VEC_BUSY blocks' worth, and a split's cost
+    # for each round of loads of its sum in the tiles' last blocks (16 slices a round), or one for a second kernel
     t32 = T.ROW_VECS[2]
     assert S.row_vec_time(4096, 4096, t32, 1) == pytest.approx(4 * 4096 * 4096 / S.VEC_BYTES_S * 1e6)
     assert S.row_vec_time(64, 4096, t32, 2) == pytest.approx(4 * 4096 * 64 / (S.VEC_BYTES_S * 4 / S.VEC_BUSY) * 1e6
                                                               + S.VEC_SPLIT_US)
+    full = 4 * 4096 * 64 / S.VEC_BYTES_S * 1e6  # 48 slices or more of 64 columns on 32-column blocks: VEC_BUSY's worth
+    assert S.fuse_choice(t32, 48) and not S.fuse_choice(t32, 49)
+    assert S.row_vec_time(64, 4096, t32, 16) == pytest.approx(full * 48 / 32 + S.VEC_SPLIT_US)  # 32 blocks' worth
+    assert S.row_vec_time(64, 4096, t32, 32) == pytest.approx(full + 2 * S.VEC_SPLIT_US)  # 2 rounds
+    assert S.row_vec_time(64, 4096, t32, 48) == pytest.approx(full + 3 * S.VEC_SPLIT_US)  # 3 rounds
+    assert S.row_vec_time(64, 4096, t32, 49) == pytest.approx(full + S.VEC_SPLIT_US)  # a second kernel
 
 
 def test_the_thin_rule_holds_to_its_record():

@@ -599,26 +599,25 @@ def _row_vec_fits(n: int, k: int, sms: int, slices: Callable[[Thin], int]) -> li
 
 def row_vec_splits(n: int, k: int, thin: Thin, sms: int) -> int:
     """ROW_VEC's slices: ``thin_splits``'; where those load fewer than VEC_BUSY blocks' worth of columns (slices x
-    n / cb), slices down to one pass of its loop deep, in at most one wave of blocks: the fewest that make VEC_BUSY
-    (or the most there are), where ``row_vec_time`` estimates them faster."""
+    n / cb), the count that ``row_vec_time`` estimates fastest of those and of every count down to one pass of its
+    loop deep in at most one wave of blocks (on a tie the fewest)."""
     splits = thin_splits(1, n, k, thin, sms)
     if splits * n >= VEC_BUSY * thin.cb:
         return splits
     quanta, cols = cdiv(k, thin.BK), cdiv(n, thin.cb)
     more = [s for s in thin_slice_counts(k, thin)
             if s > splits and cdiv(quanta, s) * thin.BK >= thin.pass_rows and cols * s <= sms]
-    if not more:
-        return splits
-    pick = next((s for s in more if s * n >= VEC_BUSY * thin.cb), more[-1])
-    return pick if row_vec_time(n, k, thin, pick) < row_vec_time(n, k, thin, splits) else splits
+    return min([splits, *more], key=lambda s: (row_vec_time(n, k, thin, s), s))
 
 
 # The one-row kernel's time as its loads in flight allow (row_vec_time): a block of 1024 threads, 8 rows of 16 bytes
 # in flight a lane, keeps 128 KB of B in flight an SM; at ~1.5 us a load under load, VEC_BUSY such blocks hold the
 # ~4.3 TB/s that an H200 copies at (util.sgemm_thin's docstring). A block whose columns pass n loads fewer (its clamped
-# lanes read what another lane reads). Slices cost VEC_SPLIT_US more (their sum by the tiles' last blocks, or a second
-# kernel): two slices against one, both with blocks enough to hold the rate, took 2.5 us more at 1 x 2048 x 8192
-# (32 columns a block) and 2.1 us at 1 x 4096 x 4096 (64; H200, docs/notes.md)
+# lanes read what another lane reads). Slices cost VEC_SPLIT_US more for each round of loads their sum takes in the
+# tiles' last blocks (``util.splitk.slices_a_round`` slices a round), or once for a second kernel: two slices against
+# one, both with blocks enough to hold the rate, took 2.5 us more at 1 x 2048 x 8192 (32 columns a block) and 2.1 us
+# at 1 x 4096 x 4096 (64); the rounds' cost fitted the fastest of every width at up to 7 slice counts on 47 one-row
+# shapes with few columns (H200, docs/notes.md)
 VEC_BUSY = 48
 VEC_BYTES_S = 4.3e12
 VEC_SPLIT_US = 2.0
@@ -626,9 +625,12 @@ VEC_SPLIT_US = 2.0
 
 def row_vec_time(n: int, k: int, thin: Thin, splits: int) -> float:
     """The one-row kernel's estimated time in us: B's bytes over the rate its blocks' loads in flight hold (each
-    slice's columns, n / cb blocks' worth, up to VEC_BUSY), and VEC_SPLIT_US where K is split."""
+    slice's columns, n / cb blocks' worth, up to VEC_BUSY), and VEC_SPLIT_US for each round of the slices' sum
+    (``fuse_choice``: the tiles' last blocks, ``slices_a_round`` slices a round; a second kernel counts one)."""
     busy = min(splits * n / thin.cb, VEC_BUSY)
-    return 4 * k * n / (VEC_BYTES_S * busy / VEC_BUSY) * 1e6 + (VEC_SPLIT_US if splits > 1 else 0.0)
+    rounds = (cdiv(splits, slices_a_round(thin.BM, thin.BN, thin.NT)) if fuse_choice(thin, splits)
+              else int(splits > 1))
+    return 4 * k * n / (VEC_BYTES_S * busy / VEC_BUSY) * 1e6 + VEC_SPLIT_US * rounds
 
 
 def thin_slice_counts(k: int, thin: Thin) -> list[int]:
