@@ -73,8 +73,8 @@ def test_who_adds_the_slices():
     """A thin kernel of FUSED_KINDS adds its slices in its tiles' last blocks where that takes at most FUSE_ROUNDS
     rounds of loads; the tiles, the other thin kernels and more slices take the second kernel; fuse forces it,
     where the kernel can (at most splitk.MAX_ELEMENTS of the tile a thread), and is refused elsewhere."""
-    assert S.plan(1, 4095, 4096, sms=132).fused                     # rows/1, 34 slices: 3 rounds of 16
-    assert not S.plan(1, 2001, 5000, sms=132).fused                 # rows/1, 66 slices: 5 rounds
+    assert S.plan(1, 4095, 4096, sms=132).fused                     # rows/1, 17 slices: 2 rounds of 16
+    assert not S.plan(1, 1001, 5000, sms=132).fused                 # rows/1, 66 slices: 5 rounds
     assert S.plan(1, 640, 20000, sms=132).fused                     # ROW_VEC, 9 slices
     assert not S.plan(4, 8192, 8192, sms=132).fused                 # rows/4
     assert S.plan(15806, 8, 313, sms=132).fused                     # cols/8, 2 slices
@@ -156,7 +156,8 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         # THIN_WAVES of a wave of MINB blocks an SM (or the most there are); where those make more than one wave of
         # the blocks an SM the kernel holds, the most that make no more waves and are FILL_DEPTH x kmin deep or more
         valid = [s for s in S.slice_counts(k, thin) if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK <= thin.kmax]
-        blocks, wave = math.ceil(m / thin.BM) * math.ceil(n / thin.BN), S.THIN_WAVES[thin.kind] * thin.MINB * 132
+        blocks = math.ceil(m / thin.BM) * math.ceil(n / thin.BN)
+        wave = S.THIN_WAVES.get(thin.name, S.THIN_WAVES[thin.kind]) * thin.MINB * 132
         base = S.thin_splits(m, n, k, thin, 132)
         assert base == next((s for s in valid if blocks * s >= wave), valid[-1])
         slots = thin.blocks_per_sm(p.wide, p.fused) * 132
@@ -178,6 +179,10 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
                                                          (4096, 16, 4096), (16, 2048, 16384), (11, 4647, 685),
                                                          (1, 17823, 60260), (2, 15221, 21699)]] == [
         33, 11, 13, 16, 33, 15, 16, 17]
+    # rows/1 (one row, B's 4-byte loads) aims at half a wave, the other rows kernels at a whole one: 1 x 9825 x 10250
+    # takes 7 slices of 77 blocks (539 of 1056 slots), 2 x 8154 x 425 14 of rows/2's 64 (896 of 1056)
+    assert S.THIN_WAVES["rows/1"] == 0.5 and S.THIN_WAVES["rows"] == 1.0
+    assert [S.plan(*shape, sms=132).splits for shape in [(1, 9825, 10250), (2, 8154, 425)]] == [7, 14]
     assert S.plan(2, 15221, 21699, sms=132, wide=True).splits == 13
     assert S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16)).splits == 32  # a forced kernel: filled too
     assert "thin_splits gives 22; more to fill the last wave" in S.plan(16, 4096, 11008, sms=132).why

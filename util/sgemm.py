@@ -546,7 +546,10 @@ def _fused(p: Plan, fuse: bool | None) -> Plan:
 # given a thin kernel, 28 faster than the tiled plan; of 11 left to the tiles, none more than 6% slower); where they
 # make more than a wave, thin_fill adds slices to fill the last one
 THIN_MAX = {"rows": 32, "cols": 16}
-THIN_WAVES = {"rows": 1.0, "cols": 0.5}
+# (by kind, or by a kernel's name where it has its own): rows/1, the one-row kernel that B's 4-byte loads take, at
+# half a wave: on 15 one-row shapes with odd n 0.948x the time of a whole wave (0.896-1.015), and 0.950x on 20 drawn
+# afterwards; the kernels of 2-32 rows took 0.83-1.25x at half a wave, no rule in it (H200, docs/notes.md)
+THIN_WAVES = {"rows": 1.0, "cols": 0.5, "rows/1": 0.5}
 # ROW_VEC's slices (no shallower than its kmin) aim at half a wave of its one 32-warp block an SM: each block keeps
 # 64 KB of B in flight (1 x 8192 x 1024: 64 blocks, one slice, 105.1% of cuBLAS; 1 x 2048 x 8192: 4 slices of 16
 # blocks 105.6%; H200, docs/notes.md)
@@ -641,10 +644,10 @@ def thin_slice_counts(k: int, thin: Thin) -> list[int]:
 def thin_splits(m: int, n: int, k: int, thin: Thin, sms: int, waves: float | None = None,
                 minb: int | None = None) -> int:
     """Of ``thin_slice_counts`` whose slices are at least ``thin.kmin`` deep (or one slice), the fewest that make
-    ``waves`` (default ``THIN_WAVES[thin.kind]``) of a wave of ``minb`` (default ``thin.MINB``) blocks an SM on
-    ``sms`` SMs, or the most there are (K must take some)."""
+    ``waves`` (default ``THIN_WAVES``' entry for its name, or else for its kind) of a wave of ``minb`` (default
+    ``thin.MINB``) blocks an SM on ``sms`` SMs, or the most there are (K must take some)."""
     blocks = cdiv(m, thin.BM) * cdiv(n, thin.BN)
-    default = THIN_WAVES_VEC if thin.vec else THIN_WAVES[thin.kind]
+    default = THIN_WAVES_VEC if thin.vec else THIN_WAVES.get(thin.name, THIN_WAVES[thin.kind])
     target = (default if waves is None else waves) * (thin.MINB if minb is None else minb) * sms
     quanta = cdiv(k, thin.BK)
     valid = [s for s in thin_slice_counts(k, thin) if s == 1 or cdiv(quanta, s) * thin.BK >= thin.kmin]
