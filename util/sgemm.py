@@ -594,10 +594,14 @@ def row_vec_choice(n: int, k: int, sms: int) -> Thin:
 
 
 def _row_vec_fits(n: int, k: int, sms: int, slices: Callable[[Thin], int]) -> list[tuple[Thin, int]]:
-    """(width, slices(width)) of each of ROW_VECS whose slices hold a pass of its loop, in at most one wave of
+    """(width, slices(width)) of each of ROW_VECS whose slices ``_row_vec_fit``."""
+    return [(t, s) for t in ROW_VECS for s in [slices(t)] if _row_vec_fit(n, k, t, s, sms)]
+
+
+def _row_vec_fit(n: int, k: int, thin: Thin, splits: int, sms: int) -> bool:
+    """Whether ``splits`` slices of the one-row kernel ``thin`` each hold a pass of its loop, in at most one wave of
     blocks."""
-    return [(t, s) for t in ROW_VECS for s in [slices(t)]
-            if cdiv(cdiv(k, t.BK), s) * t.BK >= t.pass_rows and cdiv(n, t.cb) * s <= sms]
+    return cdiv(cdiv(k, thin.BK), splits) * thin.BK >= thin.pass_rows and cdiv(n, thin.cb) * splits <= sms
 
 
 def row_vec_splits(n: int, k: int, thin: Thin, sms: int) -> int:
@@ -607,9 +611,7 @@ def row_vec_splits(n: int, k: int, thin: Thin, sms: int) -> int:
     splits = thin_splits(1, n, k, thin, sms)
     if splits * n >= VEC_BUSY * thin.cb:
         return splits
-    quanta, cols = cdiv(k, thin.BK), cdiv(n, thin.cb)
-    more = [s for s in thin_slice_counts(k, thin)
-            if s > splits and cdiv(quanta, s) * thin.BK >= thin.pass_rows and cols * s <= sms]
+    more = [s for s in thin_slice_counts(k, thin) if s > splits and _row_vec_fit(n, k, thin, s, sms)]
     return min([splits, *more], key=lambda s: (row_vec_time(n, k, thin, s), s))
 
 
