@@ -147,14 +147,17 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
     p = S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16))
     assert (p.va, p.vb, p.shift_b) == (False, False, False) and p.variant == "scalar"
     for shape, thin in [((16, 4096, 4096), T.Thin("rows", 16)), ((1, 300, 100000), T.Thin("rows", 1)),
-                        ((4096, 16, 4096), T.Thin("cols", 16)), ((9, 9, 1), T.Thin("cols", 8))]:
+                        ((4096, 16, 4096), T.Thin("cols", 16)), ((9, 9, 1), T.Thin("cols", 8)),
+                        ((16, 4096, 11008), T.Thin("rows", 16)), ((17, 1861, 1084), T.Thin("rows", 16)),
+                        ((11, 4647, 685), T.Thin("rows", 16)), ((4, 8192, 8192), T.Thin("rows", 4))]:
         p = S.plan(*shape, sms=132, tile=thin)
         m, n, k = shape
         assert p.kslice % thin.BK == 0 and p.kslice <= thin.kmax
         assert (p.splits - 1) * p.kslice < k <= p.splits * p.kslice, p  # none empty, all of K
         # of the slice counts that leave none empty and none deeper than kmax, the fewest that make a wave of
         # THIN_WAVES of a wave of MINB blocks an SM (or the most there are); where those make more than one wave of
-        # the blocks an SM the kernel holds, the most that make no more waves and are FILL_DEPTH x kmin deep or more
+        # the blocks an SM the kernel holds, the most that make no more waves and are FILL_DEPTH x kmin deep or more,
+        # or where none is, the most that make one wave fewer (if any)
         valid = [s for s in S.slice_counts(k, thin) if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK <= thin.kmax]
         blocks = math.ceil(m / thin.BM) * math.ceil(n / thin.BN)
         wave = S.THIN_WAVES.get(thin.name, S.THIN_WAVES[thin.kind]) * thin.MINB * 132
@@ -162,23 +165,26 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         assert base == next((s for s in valid if blocks * s >= wave), valid[-1])
         slots = thin.blocks_per_sm(p.wide, p.fused) * 132
         waves = math.ceil(blocks * base / slots)
-        assert p.splits in valid and p.splits >= base, p
-        if waves <= 1:
+        assert p.splits in valid, p
+        deep = [s for s in valid if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK >= S.FILL_DEPTH * thin.kmin]
+        filled = [s for s in deep if s > base and math.ceil(blocks * s / slots) == waves]
+        fewer = [s for s in valid if s < base and math.ceil(blocks * s / slots) == waves - 1]
+        if waves <= 1 or not (filled or fewer):
             assert p.splits == base, p
+        elif filled:
+            assert p.splits == max(filled) and p.kslice >= S.FILL_DEPTH * thin.kmin, p
         else:
-            assert math.ceil(blocks * p.splits / slots) == waves, p
-            assert p.splits == base or p.kslice >= S.FILL_DEPTH * thin.kmin, p
-            deep = [s for s in valid if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK >= S.FILL_DEPTH * thin.kmin]
-            assert all(math.ceil(blocks * s / slots) > waves for s in deep if s > p.splits), p
+            assert p.splits == max(fewer) and math.ceil(blocks * p.splits / slots) == waves - 1, p
     # the last wave filled: 16 x 4096 x 11008 takes 22 slices of rows/16 for a wave of 4 blocks an SM (704 blocks: 1.33
-    # waves), then 33 (2.00 waves); 4 x 8192 x 8192's 11 slices of rows/4 (704 blocks) fit in one wave of 6 an SM
-    # 11 x 4647 x 685's 15 slices of rows/16 (48 k-steps, 1.05 waves) stay: they are shallower than FILL_DEPTH x kmin
-    # already; 1 x 17823 x 60260's rows/1, fused (9 blocks an SM, as unfused), fills two waves with 16 (17 make a
-    # third); 2 x 15221 x 21699 (rows/2: 8 blocks an SM at 32-bit offsets, 6 at 64-bit) fills to 17 or 13
+    # waves), then 33 (2.00 waves); 4 x 8192 x 8192's 11 slices of rows/4 (704 blocks) fit in one wave of 6 an SM;
+    # 1 x 17823 x 60260's rows/1, fused (9 blocks an SM, as unfused), fills two waves with 16 (17 make a third);
+    # 2 x 15221 x 21699 (rows/2: 8 blocks an SM at 32-bit offsets, 6 at 64-bit) fills to 17 or 13. The last wave left
+    # out: 11 x 4647 x 685's 15 slices of rows/16 (48 k-steps, 555 blocks on 528 places) are shallower than FILL_DEPTH x
+    # kmin already, so 14 (518 blocks, one wave); 17 x 1861 x 1084's 19 (570 blocks) go down to 17 (510)
     assert [S.plan(*shape, sms=132).splits for shape in [(16, 4096, 11008), (4, 8192, 8192), (24, 5000, 3000),
                                                          (4096, 16, 4096), (16, 2048, 16384), (11, 4647, 685),
-                                                         (1, 17823, 60260), (2, 15221, 21699)]] == [
-        33, 11, 13, 16, 33, 15, 16, 17]
+                                                         (1, 17823, 60260), (2, 15221, 21699), (17, 1861, 1084)]] == [
+        33, 11, 13, 16, 33, 14, 16, 17, 17]
     # rows/1 (one row, B's 4-byte loads) aims at half a wave, the other rows kernels at a whole one: 1 x 9825 x 10250
     # takes 7 slices of 77 blocks (539 of 1056 slots), 2 x 8154 x 425 14 of rows/2's 64 (896 of 1056)
     assert S.THIN_WAVES["rows/1"] == 0.5 and S.THIN_WAVES["rows"] == 1.0

@@ -673,8 +673,11 @@ def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: b
     charges it (``CostModel.estimate``); ``thin_splits`` alone leaves a last wave part empty (16 x 4096 x 11008: 22
     slices of rows/16, 1.33 waves of 4 blocks an SM; 33 slices make 2.00 and took 0.81x the time, H200,
     docs/notes.md). The rule has no term for the cost of adding more slices: where a last wave of a few blocks
-    adds many, the fill can lose (9 x 1078 x 8593: 59 -> 90 slices, 1.23x; docs/notes.md). ROW_VEC and COL_VEC
-    keep their slices."""
+    adds many, the fill can lose (9 x 1078 x 8593: 59 -> 90 slices, 1.23x; docs/notes.md). Where no count fills the
+    last wave deep enough, the most slices that make one wave fewer, if any: the last wave's few blocks cost a whole
+    slice's time (17 x 1861 x 1084: 19 slices of rows/16 make 570 blocks on 528 places; 17 slices, 510 blocks, took
+    0.79x the time; on 20 shapes drawn at random whose plan this changes, 0.88x; H200, docs/notes.md). ROW_VEC and
+    COL_VEC keep their slices."""
     if thin.vec:
         return splits
     blocks, quanta = cdiv(m, thin.BM) * cdiv(n, thin.BN), cdiv(k, thin.BK)
@@ -686,9 +689,13 @@ def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: b
     first = waves(splits)
     if first <= 1:
         return splits
-    return max((s for s in thin_slice_counts(k, thin) if s > splits and waves(s) == first
-                and cdiv(quanta, s) * thin.BK >= FILL_DEPTH * thin.kmin and (wide or s * m * n <= INT32_MAX)),
-               default=splits)
+    counts = thin_slice_counts(k, thin)
+    fill = max((s for s in counts if s > splits and waves(s) == first
+               and cdiv(quanta, s) * thin.BK >= FILL_DEPTH * thin.kmin and (wide or s * m * n <= INT32_MAX)),
+               default=None)
+    if fill is not None:
+        return fill
+    return max((s for s in counts if s < splits and waves(s) == first - 1), default=splits)
 
 
 def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None,
