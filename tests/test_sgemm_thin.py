@@ -156,8 +156,8 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         assert (p.splits - 1) * p.kslice < k <= p.splits * p.kslice, p  # none empty, all of K
         # of the slice counts that leave none empty and none deeper than kmax, the fewest that make a wave of
         # THIN_WAVES of a wave of MINB blocks an SM (or the most there are); where those make more than one wave of
-        # the blocks an SM the kernel holds, the most that make no more waves and are FILL_DEPTH x kmin deep or more,
-        # or where none is, the most that make one wave fewer (if any)
+        # the blocks an SM the kernel holds, the most that make one wave fewer, or where none does, the most that
+        # make no more waves and are FILL_DEPTH x kmin deep or more
         valid = [s for s in S.slice_counts(k, thin) if math.ceil(math.ceil(k / thin.BK) / s) * thin.BK <= thin.kmax]
         blocks = math.ceil(m / thin.BM) * math.ceil(n / thin.BN)
         wave = S.THIN_WAVES.get(thin.name, S.THIN_WAVES[thin.kind]) * thin.MINB * 132
@@ -171,27 +171,30 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         fewer = [s for s in valid if s < base and math.ceil(blocks * s / slots) == waves - 1]
         if waves <= 1 or not (filled or fewer):
             assert p.splits == base, p
-        elif filled:
-            assert p.splits == max(filled) and p.kslice >= S.FILL_DEPTH * thin.kmin, p
-        else:
+        elif fewer:
             assert p.splits == max(fewer) and math.ceil(blocks * p.splits / slots) == waves - 1, p
-    # the last wave filled: 16 x 4096 x 11008 takes 22 slices of rows/16 for a wave of 4 blocks an SM (704 blocks: 1.33
-    # waves), then 33 (2.00 waves); 4 x 8192 x 8192's 11 slices of rows/4 (704 blocks) fit in one wave of 6 an SM;
-    # 1 x 17823 x 60260's rows/1, fused (9 blocks an SM, as unfused), fills two waves with 16 (17 make a third);
-    # 2 x 15221 x 21699 (rows/2: 8 blocks an SM at 32-bit offsets, 6 at 64-bit) fills to 17 or 13. The last wave left
-    # out: 11 x 4647 x 685's 15 slices of rows/16 (48 k-steps, 555 blocks on 528 places) are shallower than FILL_DEPTH x
-    # kmin already, so 14 (518 blocks, one wave); 17 x 1861 x 1084's 19 (570 blocks) go down to 17 (510)
+        else:
+            assert p.splits == max(filled) and p.kslice >= S.FILL_DEPTH * thin.kmin, p
+    # the last wave left out: 24 x 5000 x 3000 takes 7 slices of rows/16 for a wave of 4 blocks an SM (560 blocks on
+    # 528 places), then 6 (480); 11 x 4647 x 685's 15 (555 blocks) 14 (518); 17 x 1861 x 1084's 19 (570) 17 (510);
+    # 20 x 1116 x 14411's 30 (540) 29 (522). Filled where no fewer slices make one wave fewer (kmax): 16 x 4096 x
+    # 11008 takes 22 slices (704 blocks: 1.33 waves; 16 would be deeper than kmax), then 33 (2.00 waves); 1 x 17823 x
+    # 60260's rows/1, fused (9 blocks an SM, as unfused), fills two waves with 16 (17 make a third); 2 x 15221 x 21699
+    # (rows/2: 8 blocks an SM at 32-bit offsets, 6 at 64-bit) fills to 17 or 13. 4 x 8192 x 8192's 11 slices of rows/4
+    # (704 blocks) fit in one wave of 6 an SM
     assert [S.plan(*shape, sms=132).splits for shape in [(16, 4096, 11008), (4, 8192, 8192), (24, 5000, 3000),
                                                          (4096, 16, 4096), (16, 2048, 16384), (11, 4647, 685),
-                                                         (1, 17823, 60260), (2, 15221, 21699), (17, 1861, 1084)]] == [
-        33, 11, 13, 16, 33, 14, 16, 17, 17]
+                                                         (1, 17823, 60260), (2, 15221, 21699), (17, 1861, 1084),
+                                                         (20, 1116, 14411)]] == [
+        33, 11, 6, 16, 33, 14, 16, 17, 17, 29]
     # rows/1 (one row, B's 4-byte loads) aims at half a wave, the other rows kernels at a whole one: 1 x 9825 x 10250
     # takes 7 slices of 77 blocks (539 of 1056 slots), 2 x 8154 x 425 14 of rows/2's 64 (896 of 1056)
     assert S.THIN_WAVES["rows/1"] == 0.5 and S.THIN_WAVES["rows"] == 1.0
     assert [S.plan(*shape, sms=132).splits for shape in [(1, 9825, 10250), (2, 8154, 425)]] == [7, 14]
     assert S.plan(2, 15221, 21699, sms=132, wide=True).splits == 13
-    assert S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16)).splits == 32  # a forced kernel: filled too
+    assert S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16)).splits == 16  # a forced kernel: the same rule
     assert "thin_splits gives 22; more to fill the last wave" in S.plan(16, 4096, 11008, sms=132).why
+    assert "thin_splits gives 7; fewer to leave the last wave out" in S.plan(24, 5000, 3000, sms=132).why
     assert S.plan(16, 4096, 11008, sms=132, splits=22, tile=T.Thin("rows", 16)).splits == 22  # forced: kept
     with pytest.raises(ValueError, match="no entry in the table of blocks an SM"):
         T.ROW_VEC.blocks_per_sm(False)

@@ -385,8 +385,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     columns, one of ``THINS`` (util.sgemm_thin: only the FMAs C needs, the large operand read once a block of 16
     rows or columns); its slices are the fewest that keep each within its ``kmax`` (and no shallower than its
     ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are); where those
-    make more than one wave of the blocks an SM the kernel holds, more, to fill the last wave, none shallower than
-    ``FILL_DEPTH`` x ``kmin`` (``thin_fill``).
+    make more than one wave of the blocks an SM the kernel holds, fewer, to leave the last wave out, or where no
+    count does, more, to fill it, none shallower than ``FILL_DEPTH`` x ``kmin`` (``thin_fill``).
     ``thin=False``, a forced ``splits`` or a forced ``tile`` of ``TILES`` keeps to the tiles.
 
     Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
@@ -544,7 +544,7 @@ def _fused(p: Plan, fuse: bool | None) -> Plan:
 # THIN_WAVES of a wave of Thin.MINB blocks an SM: read from the timed shapes of data/sgemm_thin_probe_nvidia_h200.json
 # (scripts/sgemm_thin_probe.py, H200; docs/notes.md), which tests/test_sgemm_thin.py holds them to (of 30 shapes
 # given a thin kernel, 28 faster than the tiled plan; of 11 left to the tiles, none more than 6% slower); where they
-# make more than a wave, thin_fill adds slices to fill the last one
+# make more than a wave, thin_fill takes fewer to leave the last one out (or, where none does, more to fill it)
 THIN_MAX = {"rows": 32, "cols": 16}
 # (by kind, or by a kernel's name where it has its own): rows/1, the one-row kernel that B's 4-byte loads take, at
 # half a wave: on 15 one-row shapes with odd n 0.948x the time of a whole wave (0.896-1.015), and 0.950x on 20 drawn
@@ -667,17 +667,15 @@ FILL_DEPTH = 3
 def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: bool, fuse: bool | None = None) -> int:
     """Where ``splits`` slices make more than one wave of blocks (at the blocks an SM the variant that runs holds,
     ``Thin.blocks_per_sm``: 32- or ``wide`` 64-bit offsets, its slices added by its tiles' last blocks or not, as
-    ``fuse`` forces or ``fuse_choice`` takes at each count), the most slices of ``thin_slice_counts`` that make no more
-    waves, are no shallower than ``FILL_DEPTH`` times ``thin.kmin`` and keep the offsets' width; else ``splits``. The
-    last wave filled, every slice shallower: the time is about the waves times a slice's depth, as the tiles' rule
-    charges it (``CostModel.estimate``); ``thin_splits`` alone leaves a last wave part empty (16 x 4096 x 11008: 22
-    slices of rows/16, 1.33 waves of 4 blocks an SM; 33 slices make 2.00 and took 0.81x the time, H200,
-    docs/notes.md). The rule has no term for the cost of adding more slices: where a last wave of a few blocks
-    adds many, the fill can lose (9 x 1078 x 8593: 59 -> 90 slices, 1.23x; docs/notes.md). Where no count fills the
-    last wave deep enough, the most slices that make one wave fewer, if any: the last wave's few blocks cost a whole
-    slice's time (17 x 1861 x 1084: 19 slices of rows/16 make 570 blocks on 528 places; 17 slices, 510 blocks, took
-    0.79x the time; on 20 shapes drawn at random whose plan this changes, 0.88x; H200, docs/notes.md). ROW_VEC and
-    COL_VEC keep their slices."""
+    ``fuse`` forces or ``fuse_choice`` takes at each count), the most slices of ``thin_slice_counts`` that make one
+    wave fewer; where none does, the most that make no more waves, are no shallower than ``FILL_DEPTH`` times
+    ``thin.kmin`` and keep the offsets' width; else ``splits``. ``thin_splits`` takes the fewest slices that reach its
+    share of a wave, and with whole slice counts that mostly means a few blocks more than the wave holds: a last wave
+    part empty, which costs a whole slice's time. Leaving it out beat filling it on each of 20 shapes drawn at random
+    (0.87x the time, 0.78-0.95x; 20 x 1116 x 14411: 58 slices of rows/16 in two waves 103.7% of cuBLAS, 29 in one
+    111.5%), and beat the count that overflows on each of 20 more where slices too shallow to fill had kept it
+    (0.88x; 17 x 1861 x 1084: 19 slices of rows/16, 570 blocks on 528 places, then 17, 0.79x the time; H200,
+    docs/notes.md). ROW_VEC and COL_VEC keep their slices."""
     if thin.vec:
         return splits
     blocks, quanta = cdiv(m, thin.BM) * cdiv(n, thin.BN), cdiv(k, thin.BK)
@@ -690,12 +688,12 @@ def thin_fill(m: int, n: int, k: int, thin: Thin, splits: int, sms: int, wide: b
     if first <= 1:
         return splits
     counts = thin_slice_counts(k, thin)
-    fill = max((s for s in counts if s > splits and waves(s) == first
-               and cdiv(quanta, s) * thin.BK >= FILL_DEPTH * thin.kmin and (wide or s * m * n <= INT32_MAX)),
-               default=None)
-    if fill is not None:
-        return fill
-    return max((s for s in counts if s < splits and waves(s) == first - 1), default=splits)
+    fewer = max((s for s in counts if s < splits and waves(s) == first - 1), default=None)
+    if fewer is not None:
+        return fewer
+    return max((s for s in counts if s > splits and waves(s) == first
+                and cdiv(quanta, s) * thin.BK >= FILL_DEPTH * thin.kmin and (wide or s * m * n <= INT32_MAX)),
+               default=splits)
 
 
 def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None, wide: bool | None,
@@ -719,7 +717,8 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     if splits is None:
         base = row_vec_splits(n, k, thin, sms) if thin in ROW_VECS else thin_splits(m, n, k, thin, sms)
         splits = thin_fill(m, n, k, thin, base, sms, offsets_wide(base) if wide is None else bool(wide), fuse)
-        filled = f" (thin_splits gives {base}; more to fill the last wave)" if splits != base else ""
+        filled = (f" (thin_splits gives {base}; " + ("fewer to leave the last wave out)" if splits < base else
+                                                     "more to fill the last wave)") if splits != base else "")
     elif isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or int(splits) not in valid:
         raise ValueError(f"splits={splits!r} does not fit {thin.name} on k = {k}: slices of whole {thin.BK}-step "
                          f"quanta, at most {thin.kmax} deep, none empty, make one of {valid}")
