@@ -713,12 +713,13 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
         thin.reach k-steps past k; the workspace."""
         return max(m * k + thin.reach, (k + thin.reach) * n, s * m * n if s > 1 else 0) > INT32_MAX
 
-    filled = ""
+    moved = ""
     if splits is None:
         base = row_vec_splits(n, k, thin, sms) if thin in ROW_VECS else thin_splits(m, n, k, thin, sms)
         splits = thin_fill(m, n, k, thin, base, sms, offsets_wide(base) if wide is None else bool(wide), fuse)
-        filled = (f" (thin_splits gives {base}; " + ("fewer to leave the last wave out)" if splits < base else
-                                                     "more to fill the last wave)") if splits != base else "")
+        if splits != base:
+            way = "fewer to leave the last wave out" if splits < base else "more to fill the last wave"
+            moved = f" (thin_splits gives {base}; {way})"
     elif isinstance(splits, bool) or not isinstance(splits, (int, np.integer)) or int(splits) not in valid:
         raise ValueError(f"splits={splits!r} does not fit {thin.name} on k = {k}: slices of whole {thin.BK}-step "
                          f"quanta, at most {thin.kmax} deep, none empty, make one of {valid}")
@@ -726,7 +727,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
     kslice = cdiv(quanta, splits) * thin.BK
     wide = offsets_wide(splits) if wide is None else bool(wide)
     vec = thin == COL_VEC and k % 4 == 0 and aligned[0] and aligned[1]  # both operands' loads 16-byte
-    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}{filled}" + (", 16-byte loads" if vec else "")
+    why = f"{thin.name} kernel ({reason}), {splits} slice(s) of {kslice}{moved}" + (", 16-byte loads" if vec else "")
     return Plan(m, n, k, splits, kslice, vec, vec or thin in ROW_VECS, wide, thin, why)  # ROW_VEC: B's 16-byte
 
 
