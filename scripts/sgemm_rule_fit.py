@@ -176,10 +176,13 @@ def grid(S) -> dict[str, tuple[float, ...]]:
 
 
 def model_of(S, values: dict[str, float]):
-    """The CostModel with S.COST's tile_seconds and the constants in ``values`` (``grid``'s names)."""
+    """The CostModel with S.COST's tile_seconds and the constants in ``values`` (``grid``'s names); the wave costs of
+    tiles outside S.TILES (S.NARROW_TILES, fitted to a probe of their own: docs/notes.md) as S.COST has them."""
     from dataclasses import replace
 
-    waves = tuple((t.name, values[f"wave {t.name}"]) for t in S.TILES)
+    names = {t.name for t in S.TILES}
+    waves = (tuple((t.name, values[f"wave {t.name}"]) for t in S.TILES)
+             + tuple(entry for entry in S.COST.wave_seconds if entry[0] not in names))
     return replace(S.COST, wave_seconds=waves, **{k: v for k, v in values.items() if not k.startswith("wave ")})
 
 

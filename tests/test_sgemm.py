@@ -64,6 +64,13 @@ def tiled_sass(tile, va, vb, **options):
     ((40, 65, 24), {"tile": S.TINY_TILE}),            # n = BN + 1: the right-edge block shifted 63 columns left
     ((70, 259, 40), {"tile": S.SMALL_TILE, "splits": 2}),  # shifted right edge, 4-byte A and B, split-K
     ((9, 63, 33), {"tile": S.TINY_TILE, "splits": 2}),  # 4-byte B with n < BN: per-column clamps, not shifted
+    ((70, 20, 40), {}),                               # 17-32 columns: a tile of NARROW_TILES (its rule's pick)
+    ((130, 19, 37), {"tile": S.NARROW_TILE, "splits": 2}),  # 128 x 32: 4-byte loads, edges, a K tail, split-K
+    ((67, 28, 48), {"tile": S.NARROW_TILE, "wide": True}),  # 128 x 32: 16-byte loads and stores, 64-bit offsets
+    ((65, 33, 40), {"tile": S.NARROW_TILE, "one_loop": False}),  # n = BN + 1: a second column of tiles, 1 wide
+    ((66, 21, 29), {"tile": S.NARROW_SLICED, "one_loop": False}),  # 64 x 32 sliced K: 4-byte B, C staged, K tails
+    ((130, 32, 64), {"tile": S.NARROW_SLICED, "splits": 2, "wide": True}),  # sliced, 16-byte, split, 64-bit
+    ((65, 25, 88), {"tile": S.NARROW_SLICED, "one_loop": True}),  # sliced K through one loop
 ])
 def test_every_strategy_is_correct(shape, options):
     used, check = run(shape, **options)
@@ -74,12 +81,14 @@ def test_every_strategy_is_correct(shape, options):
 
 @pytest.mark.parametrize("shape", [(70, 33, 40), (130, 67, 29), (9, 8, 1), (3, 40, 50), (200, 300, 4000)])
 def test_choices_start_with_the_rules_plan(shape):
-    """choices(): the rule's tiled plan first, then distinct (tile, slices) in the order of the rule's estimates."""
+    """choices(): the rule's tiled plan first, then distinct (tile, slices) of the tiles it ranks, in the order of the
+    rule's estimates."""
     cs = S.choices(*shape)
     rule = S.plan(*shape, thin=False)
     assert (cs[0].tile, cs[0].splits) == (rule.tile, rule.splits)
     keys = [(c.tile, c.splits) for c in cs]
-    assert len(set(keys)) == len(keys) == min(S.TUNE_CHOICES, sum(len(S.slice_counts(shape[2], t)) for t in S.TILES))
+    pool = S._tiles(*shape, None, None)  # TILES, or NARROW_TILES where C has at most NARROW_MAX columns
+    assert len(set(keys)) == len(keys) == min(S.TUNE_CHOICES, sum(len(S.slice_counts(shape[2], t)) for t in pool))
     est = [S.COST.estimate(*shape, c.tile, c.splits, S._sms(), S.stores16(c.tile, c.vb, c.splits, c.c16)) for c in cs]
     assert est == sorted(est)
 
@@ -195,6 +204,47 @@ def test_every_variant_has_a_recorded_ffma_order():
     with pytest.raises(ValueError, match="order must be one of"):
         S.sgemm(p.a, p.b, p.c, order="diagonal")
     assert np.isnan(p.c.copy_to_host()).all()
+
+
+def test_c_with_17_to_32_columns_takes_a_narrow_tile():
+    """Where C has at most NARROW_MAX columns and no thin kernel takes it, plan() ranks NARROW_TILES (32 columns
+    wide) by the cost rule, at their fixed FMA order; with more columns, TILES. (On the H200, 16 shapes with 17-32
+    columns drawn after the fit: 118.8% of cuBLAS against 91.8% with TILES; docs/notes.md.)"""
+    for shape, (name, splits) in {(6312, 19, 5830): ("128x32", 7), (2048, 24, 2048): ("64x32/2k", 16),
+                                  (15656, 27, 639): ("128x32", 3), (1000, 17, 1000): ("64x32/2k", 32)}.items():
+        p = S.plan(*shape, sms=132)
+        assert (p.tile.name, p.splits) == (name, splits), (shape, p.why)
+        assert p.tile in S.NARROW_TILES and S.plan(*shape, sms=132, thin=False) == p
+    assert S.plan(1000, 16, 1000, sms=132).tile == S.Thin("cols", 16)  # a thin kernel first
+    assert S.plan(1000, 16, 1000, sms=132, thin=False).tile in S.NARROW_TILES
+    assert S.plan(4096, 33, 4096, sms=132).tile in S.TILES
+    assert all(c.tile in S.NARROW_TILES for c in S.choices(6312, 19, 5830, sms=132))
+    for tile in S.NARROW_TILES:
+        for compiler in ("numba", "cuda_c"):
+            assert S.ffma_order(compiler, tile, False, False, False) == tile.order in S.FFMA_ORDERS
+    with pytest.raises(ValueError, match="order must be one of"):
+        S.Tile(BN=32, order="diagonal")
+
+
+@pytest.mark.parametrize("tile", S.NARROW_TILES, ids=lambda t: t.name)
+def test_narrow_tiles_leave_no_local_memory(tile):
+    """Each load variant of the narrow tiles, 32- and 64-bit, with the stores of C a plan takes with it (16-byte
+    where B's are, staged on the sliced tile where B takes 4-byte loads): no local memory in numba's kernel or the
+    C twin at the tile's bound, no float64 in the hot loop; but for one exception: numba's sliced tile with 4-byte
+    loads of both operands, C staged, 64-bit offsets, 8 B (each of the four orders leaves some 64-bit variant of it
+    8-16 B, numba's or the twin's; scratch probe in docs/notes.md), a variant only operands of 2^31 elements take."""
+    for va, vb, wide in np.ndindex(2, 2, 2):
+        options = {"vc": bool(vb) and tile.VC, "sc": not vb and tile.SC}
+        numba_ = analyze(cubin_from_ptx(numba_ptx(S.numba_kernel(bool(va), bool(vb), bool(wide), tile, simulator=False,
+                                                                 **options), S.numba_sig(),
+                                                  launch_bounds=(tile.NT, tile.MINB))), ffma_per_iteration=tile.ffma)
+        twin = analyze(S.c_twin(bool(va), bool(vb), bool(wide), tile, **options).cubin("sm_90"), "gemm_c",
+                       ffma_per_iteration=tile.ffma)
+        exception = tile == S.NARROW_SLICED and not va and not vb and wide
+        assert numba_.spills == ("8 B (2 STL, 2 LDL)" if exception else "none"), (tile.name, va, vb, wide)
+        assert twin.spills == "none" and twin.local_bytes == 0, (tile.name, va, vb, wide, twin.spills)
+        for report in (numba_, twin):
+            assert report.hot_loop.count("f64") == 0
 
 
 def test_the_plan_splits_k_when_the_tiles_cannot_fill_the_gpu():

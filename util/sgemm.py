@@ -93,8 +93,11 @@ class Tile:
     SC: bool = False  # C through shared memory, stored row by row, where B takes 4-byte loads (KG > 1)
     S32: bool = False  # numba's set-up of the 32-bit variants in 32-bit arithmetic (else numba's 64-bit typing)
     TA: bool = False  # with S32: numba's K tail loads A where its walking offsets stand (else rows recomputed)
+    order: str | None = None  # every variant's FMA order, fixed (else each variant's recorded: ffma_order)
 
     def __post_init__(self) -> None:
+        if self.order is not None:
+            _check_order(self.order)
         if self.KG < 1 or self.BK % (8 * self.KG):
             raise ValueError(f"BK = {self.BK} must hold KG = {self.KG} groups of 8 k-steps")
         if self.VC and self.TN != 4:
@@ -187,6 +190,8 @@ def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_
     ``shift_b`` (``Plan.shift_b``), ``vc`` (``Plan.vc``) and ``sc`` (``Plan.sc``) make variants of their own: other
     machine code (with ``vc``, other registers: a 16-byte store's 4 values in an aligned quad), their own order;
     so does ``one_loop`` (``Plan.one_loop``: one copy of the k-tile, other registers)."""
+    if tile.order is not None:
+        return tile.order
     key = ffma_order_key(compiler, tile, va, vb, wide, shift_b, vc, sc, one_loop)
     order = _recorded_orders().get(key)
     if order not in FFMA_ORDERS:
@@ -241,6 +246,22 @@ def _check_one_loop(one_loop: bool, wide: bool) -> bool:
 def _check_order(order: str) -> None:
     if order not in FFMA_ORDERS:
         raise ValueError(f"order must be one of {FFMA_ORDERS}, got {order!r}")
+
+
+# C with at most NARROW_MAX columns (past the thin kernels' THIN_MAX["cols"], or where no thin kernel takes it): tiles
+# 32 columns wide, which waste at most 15 of them where TILES' 64 or 128 waste 32-47 (2 x 19: 45 of 64 columns, 3.4x
+# the FMAs C needs). 128 x 32 in 4 warps of 32 x 32 (a lane's 8 x 4 results, 2 x 1 blocks of 4 x 4), 3 blocks an SM
+# (140 registers with 4-byte loads); 64 x 32 sliced K, 2 groups of 2 such warps, 4 blocks an SM: more blocks where K
+# is short. speed (their FMA rate against TILE's, of what the cost rule counts) and wave_seconds fitted to 182 timed
+# (tile, slices) of 24 shapes with 17-32 columns (H200, docs/notes.md). Their FMA order is fixed, row by row, not
+# searched: four orders timed on four such shapes came within -6%..+7% of it, none faster on all; no order leaves
+# every 64-bit variant of the sliced one without local memory (row: numba's with 4-byte loads, 8 B; docs/notes.md)
+NARROW_TILE = Tile(BM=128, BN=32, BK=16, WM=32, WN=32, WMI=2, WNI=1, MINB=3, speed=0.76, VC=True, S32=True,
+                   order="row")
+NARROW_SLICED = Tile(BM=64, BN=32, BK=16, WM=32, WN=32, WMI=2, WNI=1, MINB=4, KG=2, speed=0.62, VC=True, SC=True,
+                     S32=True, TA=True, order="row")
+NARROW_TILES = (NARROW_TILE, NARROW_SLICED)
+NARROW_MAX = 32
 
 
 @dataclass(frozen=True)
@@ -326,7 +347,8 @@ class CostModel:
     second_launch_s: float = 4e-6
     operand_bytes_per_s: float = 16e12
     wave_vc_seconds: float = 0.5e-6
-    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 12e-6), ("64x128", 6e-6), ("64x64/2k", 2e-6))
+    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 12e-6), ("64x128", 6e-6), ("64x64/2k", 2e-6),
+                                                   ("128x32", 4.25e-6), ("64x32/2k", 2.75e-6))
 
     def wave_cost(self, t: Tile, vc: bool) -> float:
         """A wave's fixed cost with tile t: ``vc``, it stores C 16 bytes at a time (``wave_vc_seconds``, scaled);
@@ -387,17 +409,18 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are); where those
     make more than one wave of the blocks an SM the kernel holds, fewer, to leave the last wave out, or where no
     count does, more, to fill it, none shallower than ``FILL_DEPTH`` x ``kmin`` (``thin_fill``).
-    ``thin=False``, a forced ``splits`` or a forced ``tile`` of ``TILES`` keeps to the tiles.
+    ``thin=False``, a forced ``splits`` or a forced ``tile`` of ``TILES`` or ``NARROW_TILES`` keeps to the tiles.
 
-    Tile and split-K: for each tile of ``TILES`` and each number of slices s (1..MAX_SPLITS, each slice whole BK
-    tiles), the estimated time (``COST.estimate``) is ``waves * ((k-tiles per slice + block_overhead_tiles) *
-    step + a wave's fixed cost, ``wave_cost``)`` with ``waves = ceil(blocks / (sms * MINB))`` and ``step`` the time an
-    SM takes for one k-tile of all the blocks it holds (``tile_seconds`` for 2 blocks of 128 x 128, in proportion to
-    the FMAs for others, divided by the tile's measured ``speed``), plus the blocks' reads of their panels of A and B
-    ((BM + BN) * k * 4 bytes an output tile, at ``operand_bytes_per_s``), plus for s > 1 the workspace traffic ((2s +
-    1) * m * n * 4 bytes at ``workspace_bytes_per_s``) and the sum's launch; the cheapest wins (on a tie the larger
-    tile, then fewer slices). ``tile`` and ``splits`` force a choice (checked, never clamped; forced slices go only
-    to tiles they leave none empty).
+    Tile and split-K: for each tile of ``TILES`` (where C has at most ``NARROW_MAX`` columns, of ``NARROW_TILES``, 32
+    columns wide, unless a forced ``splits`` leaves a slice of each empty) and each number of slices s (1..MAX_SPLITS,
+    each slice whole BK tiles), the estimated time (``COST.estimate``) is ``waves * ((k-tiles per slice +
+    block_overhead_tiles) * step + a wave's fixed cost, ``wave_cost``)`` with ``waves = ceil(blocks / (sms * MINB))``
+    and ``step`` the time an SM takes for one k-tile of all the blocks it holds (``tile_seconds`` for 2 blocks of 128
+    x 128, in proportion to the FMAs for others, divided by the tile's measured ``speed``), plus the blocks' reads of
+    their panels of A and B ((BM + BN) * k * 4 bytes an output tile, at ``operand_bytes_per_s``), plus for s > 1 the
+    workspace traffic ((2s + 1) * m * n * 4 bytes at ``workspace_bytes_per_s``) and the sum's launch; the cheapest
+    wins (on a tie the larger tile, then fewer slices). ``tile`` and ``splits`` force a choice (checked, never
+    clamped; forced slices go only to tiles they leave none empty).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` (A, B and C) says
     its array starts 16-byte aligned; 16-byte stores of C (``Plan.vc``) on the tiles with ``VC`` where B's loads
     are 16-byte and C (or the workspace) is aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
@@ -415,9 +438,10 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
             raise ValueError(f"{name} must be an int in 1..2^31-1, got {v!r}")
-    if tile is not None and tile not in TILES + THINS + ROW_VECS + (COL_VEC,):
-        raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}), THINS "
-                         f"({', '.join(t.name for t in THINS)}), ROW_VECS or COL_VEC, got {tile!r}")
+    if tile is not None and tile not in TILES + NARROW_TILES + THINS + ROW_VECS + (COL_VEC,):
+        raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}), NARROW_TILES "
+                         f"({', '.join(t.name for t in NARROW_TILES)}), THINS ({', '.join(t.name for t in THINS)}), "
+                         f"ROW_VECS or COL_VEC, got {tile!r}")
     if tile in ROW_VECS and not (m == 1 and n % 4 == 0 and aligned[1]):
         raise ValueError(f"ROW_VEC ({tile.name}) takes C with one row and B whose rows start 16-byte aligned "
                          f"(n % 4 == 0, B aligned); got m = {m}, n = {n}, B aligned: {aligned[1]}: use Thin('rows', 1)")
@@ -438,7 +462,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     m, n, k = int(m), int(n), int(k)
     sms = _sms() if sms is None else sms
 
-    tiles = tuple(t for t in (TILES if tile is None else (tile,)) if cdiv(m, t.BM) <= MAX_GRID_Y)
+    tiles = _tiles(m, n, k, tile, splits)
     if not tiles:
         rows = tile.BM if tile else max(t.BM for t in TILES)
         raise ValueError(f"m = {m} needs more than {MAX_GRID_Y} row tiles of {rows} rows, the most one launch's "
@@ -481,6 +505,15 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     return _fused(Plan(m, n, k, int(splits), kslice, va, vb, wide, tile, why, c16=c16, one_loop=one_loop), fuse)
 
 
+def _tiles(m: int, n: int, k: int, tile: Tile | Thin | None, splits: int | None) -> tuple[Tile | Thin, ...]:
+    """The tiles plan() ranks: ``tile`` where forced, else NARROW_TILES where C has at most NARROW_MAX columns (but
+    for a forced ``splits`` that would leave a slice of each of them empty) and TILES elsewhere; those whose row tiles
+    fit the grid (MAX_GRID_Y)."""
+    narrow = n <= NARROW_MAX and (splits is None or any(splits in slice_counts(k, t) for t in NARROW_TILES))
+    pool = (tile,) if tile is not None else NARROW_TILES if narrow else TILES
+    return tuple(t for t in pool if cdiv(m, t.BM) <= MAX_GRID_Y)
+
+
 def _ranked(m: int, n: int, k: int, tiles: tuple[Tile, ...], splits: int | None, sms: int, vb: bool,
             c16: bool) -> list[tuple[float, int, int, Tile]]:
     """(estimate, preference, slices, tile) of each tile of ``tiles`` with ``splits`` slices (or each count
@@ -500,7 +533,7 @@ def choices(m: int, n: int, k: int, count: int | None = None, *, sms: int | None
         raise ValueError(f"count must be an int >= 1, got {count!r}")
     first = plan(m, n, k, sms=sms, aligned=aligned, thin=False)  # (and the checks of m, n, k, aligned)
     sms = _sms() if sms is None else sms
-    tiles = tuple(t for t in TILES if cdiv(m, t.BM) <= MAX_GRID_Y)
+    tiles = _tiles(m, n, k, None, None)
     ranked = _ranked(m, n, k, tiles, None, sms, n % 4 == 0 and aligned[1], first.c16)
     return [plan(m, n, k, sms=sms, aligned=aligned, tile=t, splits=s) for _, _, s, t in ranked[:count]]
 
