@@ -64,7 +64,7 @@ def tiled_sass(tile, va, vb, **options):
     ((40, 65, 24), {"tile": S.TINY_TILE}),            # n = BN + 1: the right-edge block shifted 63 columns left
     ((70, 259, 40), {"tile": S.SMALL_TILE, "splits": 2}),  # shifted right edge, 4-byte A and B, split-K
     ((9, 63, 33), {"tile": S.TINY_TILE, "splits": 2}),  # 4-byte B with n < BN: per-column clamps, not shifted
-    ((70, 20, 40), {}),                               # 17-32 columns: a tile of NARROW_TILES (its rule's pick)
+    ((70, 20, 40), {"tile": S.plan(70, 20, 40).tile}),  # 17-32 columns: the rule's tile of NARROW_TILES
     ((130, 19, 37), {"tile": S.NARROW_TILE, "splits": 2}),  # 128 x 32: 4-byte loads, edges, a K tail, split-K
     ((67, 28, 48), {"tile": S.NARROW_TILE, "wide": True}),  # 128 x 32: 16-byte loads and stores, 64-bit offsets
     ((65, 33, 40), {"tile": S.NARROW_TILE, "one_loop": False}),  # n = BN + 1: a second column of tiles, 1 wide
@@ -229,12 +229,15 @@ def test_c_with_17_to_32_columns_takes_a_narrow_tile():
 @pytest.mark.parametrize("tile", S.NARROW_TILES, ids=lambda t: t.name)
 def test_narrow_tiles_leave_no_local_memory(tile):
     """Each load variant of the narrow tiles, 32- and 64-bit, with the stores of C a plan takes with it (16-byte
-    where B's are, staged on the sliced tile where B takes 4-byte loads): no local memory in numba's kernel or the
+    where B's loads are, or 4-byte where C is not aligned; staged on the sliced tile where B takes 4-byte loads): no
+    local memory in numba's kernel or the
     C twin at the tile's bound, no float64 in the hot loop; but for one exception: numba's sliced tile with 4-byte
     loads of both operands, C staged, 64-bit offsets, 8 B (each of the four orders leaves some 64-bit variant of it
     8-16 B, numba's or the twin's; scratch probe in docs/notes.md), a variant only operands of 2^31 elements take."""
-    for va, vb, wide in np.ndindex(2, 2, 2):
-        options = {"vc": bool(vb) and tile.VC, "sc": not vb and tile.SC}
+    variants = [(va, vb, wide, bool(vb) and tile.VC) for va, vb, wide in np.ndindex(2, 2, 2)]
+    variants += [(va, 1, 0, False) for va in (0, 1)]  # 16-byte loads of B, 4-byte stores (C not 16-byte aligned)
+    for va, vb, wide, vc in variants:
+        options = {"vc": vc, "sc": not vb and tile.SC}
         numba_ = analyze(cubin_from_ptx(numba_ptx(S.numba_kernel(bool(va), bool(vb), bool(wide), tile, simulator=False,
                                                                  **options), S.numba_sig(),
                                                   launch_bounds=(tile.NT, tile.MINB))), ffma_per_iteration=tile.ffma)

@@ -96,10 +96,13 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
                         ((4096, 8, 4096), "cols/8"), ((3000, 16, 10), "cols/16"), ((3, 3, 3), "rows/4"),
                         ((30, 9, 50), "cols/16"), ((5, 2, 1000), "cols/2"), ((2, 5, 1000), "rows/2")]:
         assert S.plan(*shape, sms=132).tile.name == name, shape
-    # past the thresholds, with thin=False, a forced split or a forced tile: the tiles
-    for shape, options in [((33, 4096, 4096), {}), ((4096, 17, 4096), {}), ((1, 4096, 4096), {"thin": False}),
+    # past the thresholds, with thin=False, a forced split or a forced tile: the tiles (32 columns wide where C has
+    # at most NARROW_MAX columns)
+    for shape, options in [((33, 4096, 4096), {}), ((1, 4096, 4096), {"thin": False}),
                            ((1, 4096, 4096), {"splits": 2}), ((1, 4096, 4096), {"tile": S.TINY_TILE})]:
         assert S.plan(*shape, sms=132, **options).tile in S.TILES, (shape, options)
+    for shape, options in [((4096, 17, 4096), {}), ((4096, 16, 4096), {"thin": False})]:
+        assert S.plan(*shape, sms=132, **options).tile in S.NARROW_TILES, (shape, options)
     # one row and B's rows 16-byte aligned: ROW_VEC (16-byte loads), its block width the one whose blocks and slices
     # come nearest one wave of blocks (one an SM) with a pass of rows in a slice; on a tie the fewest slices
     assert S.plan(1, 4096, 4096, sms=132, aligned=(True, False)).tile.name == "rows/1"
@@ -143,7 +146,7 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
     # where both kinds qualify, the one that reads fewer bytes: rows reads B (k x n) once a block of 16 rows
     assert S.plan(20, 12, 4096, sms=132).tile.kind == "cols"   # rows: 2 k n + m k = 44 k, cols: m k + k n = 32 k
     assert S.plan(12, 12, 4096, sms=132).tile.kind == "rows"   # a tie: the smaller side's kind (rows when m <= n)
-    assert S.plan(1, 8, 2_000_000, sms=132).tile in S.TILES    # slices of at most 4096: more than MAX_SPLITS
+    assert S.plan(1, 8, 2_000_000, sms=132).tile in S.NARROW_TILES  # slices of at most 4096: more than MAX_SPLITS
     p = S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16))
     assert (p.va, p.vb, p.shift_b) == (False, False, False) and p.variant == "scalar"
     for shape, thin in [((16, 4096, 4096), T.Thin("rows", 16)), ((1, 300, 100000), T.Thin("rows", 1)),

@@ -189,7 +189,8 @@ def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_
     """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it);
     ``shift_b`` (``Plan.shift_b``), ``vc`` (``Plan.vc``) and ``sc`` (``Plan.sc``) make variants of their own: other
     machine code (with ``vc``, other registers: a 16-byte store's 4 values in an aligned quad), their own order;
-    so does ``one_loop`` (``Plan.one_loop``: one copy of the k-tile, other registers)."""
+    so does ``one_loop`` (``Plan.one_loop``: one copy of the k-tile, other registers). A tile with a fixed
+    ``Tile.order`` (NARROW_TILES) takes it in every variant."""
     if tile.order is not None:
         return tile.order
     key = ffma_order_key(compiler, tile, va, vb, wide, shift_b, vc, sc, one_loop)
@@ -249,8 +250,8 @@ def _check_order(order: str) -> None:
 
 
 # C with at most NARROW_MAX columns (past the thin kernels' THIN_MAX["cols"], or where no thin kernel takes it): tiles
-# 32 columns wide, which waste at most 15 of them where TILES' 64 or 128 waste 32-47 (2 x 19: 45 of 64 columns, 3.4x
-# the FMAs C needs). 128 x 32 in 4 warps of 32 x 32 (a lane's 8 x 4 results, 2 x 1 blocks of 4 x 4), 3 blocks an SM
+# 32 columns wide, which waste at most 15 of them where TILES' 64-column tiles waste 32-47 (n = 19: 45 of 64 columns,
+# 3.4x the FMAs C needs). 128 x 32 in 4 warps of 32 x 32 (a lane's 8 x 4 results, 2 x 1 blocks of 4 x 4), 3 blocks an SM
 # (140 registers with 4-byte loads); 64 x 32 sliced K, 2 groups of 2 such warps, 4 blocks an SM: more blocks where K
 # is short. speed (their FMA rate against TILE's, of what the cost rule counts) and wave_seconds fitted to 182 timed
 # (tile, slices) of 24 shapes with 17-32 columns (H200, docs/notes.md). Their FMA order is fixed, row by row, not
@@ -339,7 +340,8 @@ class CostModel:
     ``tile_seconds`` are fitted (``scripts/sgemm_rule_fit.py``, coordinate descent on a grid) to the times of every
     choice on 288 random shapes recorded in util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4,
     48 with k in 8..128, 48 near-square outputs with n and k multiples of 4, 48 more of those with m in 256..2048 and
-    k in 2048..16384)."""
+    k in 2048..16384); NARROW_TILES' wave costs (and speeds) to a probe of their own (docs/notes.md), which the fit
+    keeps."""
 
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
@@ -592,10 +594,10 @@ THIN_WAVES_VEC = 0.5
 
 
 def thin_choice(m: int, n: int, k: int) -> Thin | None:
-    """The Thin kernel plan() takes for C (m x n) = A (m x k) @ B (k x n), or None (a tile of TILES; also where
-    that kernel's slices cannot hold K). Where both kinds qualify, the one that reads fewer bytes (``rows`` reads B
-    once a block of 16 rows and A once, ``cols`` A once a block of 16 columns and B once); on a tie the smaller
-    side's (rows where m <= n)."""
+    """The Thin kernel plan() takes for C (m x n) = A (m x k) @ B (k x n), or None (a tile of TILES or NARROW_TILES;
+    also where that kernel's slices cannot hold K). Where both kinds qualify, the one that reads fewer bytes (``rows``
+    reads B once a block of 16 rows and A once, ``cols`` A once a block of 16 columns and B once); on a tie the
+    smaller side's (rows where m <= n)."""
     kinds = [kind for kind, few in (("rows", m), ("cols", n)) if few <= THIN_MAX[kind]]
     if not kinds:
         return None
@@ -1416,14 +1418,14 @@ def check_operands(a: Any, b: Any, c: Any) -> tuple[int, int, int, Any, Any, Any
 def sgemm(a: Any, b: Any, c: Any, *, compiler: str = "numba", splits: int | None = None,
           wide: bool | None = None, tile: Tile | Thin | None = None, order: str | None = None,
           thin: bool = True, fuse: bool | None = None, one_loop: bool | None = None, tune: bool = False) -> Plan:
-    """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it
-    ran. ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (``tile``:
-    one of ``TILES``, or of ``THINS``, the kernels for C with few rows or columns), ``order`` the recorded order of
-    the tiled kernels' FMAs (tests, studies; it keeps to the tiles); ``thin=False``: no thin kernel, ``fuse``: who
-    adds the slices of a split K, ``one_loop``: the tiled kernels' k-tiles all through one loop or not (``plan``;
-    forced either way, it too keeps to the tiles). ``tune=True``: where the rule takes a tile, the first call of
-    a shape times the rule's ``TUNE_CHOICES`` best-estimated choices (``choices``) and every call of that shape
-    takes the fastest (``tuned``); nothing may be forced then.
+    """C = A @ B into ``c`` (float32, C-contiguous device arrays: a m x k, b k x n, c m x n); returns the Plan it ran.
+    ``compiler``: "numba" or "cuda_c" (the C twin). ``splits``/``wide``/``tile`` override the plan (``tile``: one of
+    ``TILES`` or ``NARROW_TILES``, or of ``THINS``, the kernels for C with few rows or columns), ``order`` the
+    recorded order of the tiled kernels' FMAs (tests, studies; it keeps to the tiles); ``thin=False``: no thin kernel,
+    ``fuse``: who adds the slices of a split K, ``one_loop``: the tiled kernels' k-tiles all through one loop or not
+    (``plan``; forced either way, it too keeps to the tiles). ``tune=True``: where the rule takes a tile, the first
+    call of a shape times the rule's ``TUNE_CHOICES`` best-estimated choices (``choices``) and every call of that
+    shape takes the fastest (``tuned``); nothing may be forced then.
 
     The checks, the plan and the launch configuration are kept for the last few numba device arrays it was
     called on (``prepare``), so that a repeated call costs little more than the launches."""
