@@ -27,10 +27,10 @@ def run(shape, seed=0, **options):
     return used, p.check()
 
 
-def tiled_sass(tile, va, vb, **options):
-    """The sm_90 machine code of ``S.numba_kernel(va, vb, False, tile, **options)`` (32-bit offsets), as the plan
-    launches it (its launch bounds); its hot loop found by the tile's FFMAs a k-step."""
-    kernel = S.numba_kernel(va, vb, False, tile, simulator=False, **options)
+def tiled_sass(tile, va, vb, wide=False, **options):
+    """The sm_90 machine code of ``S.numba_kernel(va, vb, wide, tile, **options)`` (default 32-bit offsets), as the
+    plan launches it (its launch bounds); its hot loop found by the tile's FFMAs a k-step."""
+    kernel = S.numba_kernel(va, vb, wide, tile, simulator=False, **options)
     return analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(tile.NT, tile.MINB))),
                    ffma_per_iteration=tile.ffma)
 
@@ -238,9 +238,7 @@ def test_narrow_tiles_leave_no_local_memory(tile):
     variants += [(va, 1, 0, False) for va in (0, 1)]  # 16-byte loads of B, 4-byte stores (C not 16-byte aligned)
     for va, vb, wide, vc in variants:
         options = {"vc": vc, "sc": not vb and tile.SC}
-        numba_ = analyze(cubin_from_ptx(numba_ptx(S.numba_kernel(bool(va), bool(vb), bool(wide), tile, simulator=False,
-                                                                 **options), S.numba_sig(),
-                                                  launch_bounds=(tile.NT, tile.MINB))), ffma_per_iteration=tile.ffma)
+        numba_ = tiled_sass(tile, bool(va), bool(vb), bool(wide), **options)
         twin = analyze(S.c_twin(bool(va), bool(vb), bool(wide), tile, **options).cubin("sm_90"), "gemm_c",
                        ffma_per_iteration=tile.ffma)
         exception = tile == S.NARROW_SLICED and not va and not vb and wide
