@@ -406,7 +406,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
     Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
-    columns, one of ``THINS`` (util.sgemm_thin: only the FMAs C needs, the large operand read once a block of 16
+    columns (rows where both and n >= ``ROWS_FIRST`` * m, else cols; none where the 16-row kernel would take C with
+    at most ``ROWS16_MIN_COLS`` columns, or a cols kernel of 8 or 16 columns where k <= ``COLS_SHORT_K`` * n), one of
+    ``THINS`` (util.sgemm_thin: only the FMAs C needs, the large operand read once a block of 16
     rows or columns); its slices are the fewest that keep each within its ``kmax`` (and no shallower than its
     ``kmin``) and make ``THIN_WAVES`` of a wave of its ``MINB`` blocks an SM (or the most there are); where those
     make more than one wave of the blocks an SM the kernel holds, fewer, to leave the last wave out, or where no
@@ -577,8 +579,9 @@ def _fused(p: Plan, fuse: bool | None) -> Plan:
 
 # plan() takes a Thin kernel where C has at most this many rows ("rows") or columns ("cols"), and its slices aim at
 # THIN_WAVES of a wave of Thin.MINB blocks an SM: read from the timed shapes of data/sgemm_thin_probe_nvidia_h200.json
-# (scripts/sgemm_thin_probe.py, H200; docs/notes.md), which tests/test_sgemm_thin.py holds them to (of 30 shapes
-# given a thin kernel, 28 faster than the tiled plan; of 11 left to the tiles, none more than 6% slower); where they
+# (scripts/sgemm_thin_probe.py, H200; docs/notes.md; retimed with the 32-column tiles in the tiled plans), which
+# tests/test_sgemm_thin.py holds them to (of 29 shapes given a thin kernel, 26 faster than the tiled plan; of 12 left
+# to the tiles, none more than 6% slower), and thin_choice's exceptions below; where they
 # make more than a wave, thin_fill takes fewer to leave the last one out (or, where none does, more to fill it)
 THIN_MAX = {"rows": 32, "cols": 16}
 # (by kind, or by a kernel's name where it has its own): rows/1, the one-row kernel that B's 4-byte loads take, at
@@ -593,17 +596,34 @@ THIN_WAVES = {"rows": 1.0, "cols": 0.5, "rows/1": 0.5}
 THIN_WAVES_VEC = 0.5
 
 
+# Which thin kernel, and where none: fitted to 468 shapes with C small on both sides, or few columns and short K, each
+# timed with the rows kernel, the cols kernel and the tiled plan (data/sgemm_thin_choice_nvidia_h200.json,
+# scripts/sgemm_thin_choice_probe.py, H200; docs/notes.md), which tests/test_sgemm_thin.py holds the rule to. Where both
+# kinds qualify, rows where n >= ROWS_FIRST * m (the one-row kernel on 4 or more columns, 2-4 rows on 8-16), else
+# cols (1 x 1 x 131072: cols/1v 0.35x rows/1's time). The 16-row kernel (9-32 rows) only where C has more than
+# ROWS16_MIN_COLS columns: with fewer its blocks of 128 columns idle, and the tiles took 0.66-0.99x its time on 113 of
+# 120 such shapes. The cols kernels of 8 or 16 columns only where k > COLS_SHORT_K * n: with shorter K the stores of C
+# outweigh the reads of A, and the 32-column tiles took 0.45-0.94x their time on 20 of 26 such shapes.
+ROWS_FIRST = 4
+ROWS16_MIN_COLS = 64
+COLS_SHORT_K = 8
+
+
 def thin_choice(m: int, n: int, k: int) -> Thin | None:
-    """The Thin kernel plan() takes for C (m x n) = A (m x k) @ B (k x n), or None (a tile of TILES or NARROW_TILES;
-    also where that kernel's slices cannot hold K). Where both kinds qualify, the one that reads fewer bytes (``rows``
-    reads B once a block of 16 rows and A once, ``cols`` A once a block of 16 columns and B once); on a tie the
-    smaller side's (rows where m <= n)."""
+    """The Thin kernel plan() takes for C (m x n) = A (m x k) @ B (k x n), or None (a tile of TILES or NARROW_TILES).
+    A kind qualifies where C has at most ``THIN_MAX[kind]`` rows (``rows``) or columns (``cols``); where both do,
+    rows where n >= ``ROWS_FIRST`` * m, else cols; then none where the kernel is the 16-row one and C has at most
+    ``ROWS16_MIN_COLS`` columns, where it is a cols kernel of 8 or more columns and k <= ``COLS_SHORT_K`` * n, or
+    where its slices cannot hold K."""
     kinds = [kind for kind, few in (("rows", m), ("cols", n)) if few <= THIN_MAX[kind]]
     if not kinds:
         return None
-    reads = {"rows": cdiv(m, WIDTHS[-1]) * k * n + m * k, "cols": cdiv(n, WIDTHS[-1]) * m * k + k * n}
-    smaller = "rows" if m <= n else "cols"
-    pick = thin_for(m, n, min(kinds, key=lambda kind: (reads[kind], kind != smaller)))
+    kind = kinds[0] if len(kinds) == 1 else "rows" if n >= ROWS_FIRST * m else "cols"
+    pick = thin_for(m, n, kind)
+    if kind == "rows" and pick.W == WIDTHS[-1] and n <= ROWS16_MIN_COLS:
+        return None
+    if kind == "cols" and pick.W >= 8 and k <= COLS_SHORT_K * n:
+        return None
     return pick if thin_slice_counts(k, pick) and cdiv(m, pick.BM) <= MAX_GRID_Y else None
 
 
