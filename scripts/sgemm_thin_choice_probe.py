@@ -61,8 +61,8 @@ def main() -> None:
             if few > S.THIN_MAX[kind]:
                 continue
             thin = T.thin_for(m, n, kind)
-            if thin == T.Thin("cols", 1):
-                thin = S.COL_VEC
+            if thin == T.Thin("cols", 1) and S.cdiv(m, S.COL_VEC.BM) <= S.MAX_GRID_Y:
+                thin = S.COL_VEC  # as plan(): cols/1 only where COL_VEC's row blocks would pass the grid
             elif thin == T.Thin("rows", 1) and n % 4 == 0:
                 thin = S.row_vec_choice(n, k, sms)
             if not S.thin_slice_counts(k, thin):

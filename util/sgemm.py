@@ -28,7 +28,7 @@ tiles each block walks, plus the workspace traffic), not a table of shapes; with
 shape times the rule's few best-estimated tiles and slice counts (``choices``) on the GPU, and its later calls take
 the fastest (``tuned``). For C with few rows or few columns,
 util.sgemm_thin has kernels that do only the FMAs C needs (``THINS``); ``plan`` takes one where C has at most
-``THIN_MAX`` rows or columns (a threshold measured on the GPU, ``thin_choice``).
+``THIN_MAX`` rows or columns, but for the cases ``thin_choice`` leaves to the tiles (thresholds measured on the GPU).
 
     from util.sgemm import sgemm
     sgemm(a, b, c)                      # numba; a, b, c C-contiguous float32 device arrays
@@ -580,8 +580,8 @@ def _fused(p: Plan, fuse: bool | None) -> Plan:
 # plan() takes a Thin kernel where C has at most this many rows ("rows") or columns ("cols"), and its slices aim at
 # THIN_WAVES of a wave of Thin.MINB blocks an SM: read from the timed shapes of data/sgemm_thin_probe_nvidia_h200.json
 # (scripts/sgemm_thin_probe.py, H200; docs/notes.md; retimed with the 32-column tiles in the tiled plans), which
-# tests/test_sgemm_thin.py holds them to (of 29 shapes given a thin kernel, 26 faster than the tiled plan; of 12 left
-# to the tiles, none more than 6% slower), and thin_choice's exceptions below; where they
+# tests/test_sgemm_thin.py holds them to (of 29 shapes given the kernel timed there, 26 faster than the tiled plan; of
+# 11 left to the tiles, none more than 6% slower), and thin_choice's exceptions below; where they
 # make more than a wave, thin_fill takes fewer to leave the last one out (or, where none does, more to fill it)
 THIN_MAX = {"rows": 32, "cols": 16}
 # (by kind, or by a kernel's name where it has its own): rows/1, the one-row kernel that B's 4-byte loads take, at
@@ -601,9 +601,10 @@ THIN_WAVES_VEC = 0.5
 # scripts/sgemm_thin_choice_probe.py, H200; docs/notes.md), which tests/test_sgemm_thin.py holds the rule to. Where both
 # kinds qualify, rows where n >= ROWS_FIRST * m (the one-row kernel on 4 or more columns, 2-4 rows on 8-16), else
 # cols (1 x 1 x 131072: cols/1v 0.35x rows/1's time). The 16-row kernel (9-32 rows) only where C has more than
-# ROWS16_MIN_COLS columns: with fewer its blocks of 128 columns idle, and the tiles took 0.66-0.99x its time on 113 of
-# 120 such shapes. The cols kernels of 8 or 16 columns only where k > COLS_SHORT_K * n: with shorter K the stores of C
-# outweigh the reads of A, and the 32-column tiles took 0.45-0.94x their time on 20 of 26 such shapes.
+# ROWS16_MIN_COLS columns: with fewer its blocks of 128 columns idle; on the 48 shapes where this decides, the tiles
+# took 0.71-0.99x its time on 41 and 1.01-1.14x on 7 (12-16 rows, 40-64 columns, K of 16384 or more). The cols kernels
+# of 5-16 columns (cols/8, cols/16) only where k > COLS_SHORT_K * n: with shorter K the stores of C outweigh the reads
+# of A, and the 32-column tiles took 0.45-0.94x their time on 20 of 26 such shapes (timed at 8 and 16 columns).
 ROWS_FIRST = 4
 ROWS16_MIN_COLS = 64
 COLS_SHORT_K = 8
@@ -613,8 +614,8 @@ def thin_choice(m: int, n: int, k: int) -> Thin | None:
     """The Thin kernel plan() takes for C (m x n) = A (m x k) @ B (k x n), or None (a tile of TILES or NARROW_TILES).
     A kind qualifies where C has at most ``THIN_MAX[kind]`` rows (``rows``) or columns (``cols``); where both do,
     rows where n >= ``ROWS_FIRST`` * m, else cols; then none where the kernel is the 16-row one and C has at most
-    ``ROWS16_MIN_COLS`` columns, where it is a cols kernel of 8 or more columns and k <= ``COLS_SHORT_K`` * n, or
-    where its slices cannot hold K."""
+    ``ROWS16_MIN_COLS`` columns, where it is a cols kernel of 8 or more columns (C has 5-16) and k <=
+    ``COLS_SHORT_K`` * n, where its slices cannot hold K, or where its row blocks would pass ``MAX_GRID_Y``."""
     kinds = [kind for kind, few in (("rows", m), ("cols", n)) if few <= THIN_MAX[kind]]
     if not kinds:
         return None
