@@ -1,12 +1,12 @@
 """Time the three ways util.sgemm's plan can take C that is small on both sides, or has few columns and short K.
 
 For each shape of a fixed set, one interleaved, verified run (shuffled, L2 flushed, launch overhead hidden; numba
-only) of: the plan as it stands; the tiled plan (``thin=False``); the rows kernel (``sgemm_thin.thin_for``'s, or the
-one-row kernel that ``row_vec_choice`` picks where n % 4 == 0) where C has at most ``THIN_MAX["rows"]`` rows, and
-the cols kernel (``COL_VEC`` for one column) where it has at most ``THIN_MAX["cols"]`` columns, each forced, at the
-slices the rule gives it; cuBLAS (fp32, TF32 off). It prints a line a shape and writes every median to a JSON
-record (after each shape), from which util.sgemm's ``thin_choice`` (``ROWS_FIRST``, ``ROWS16_MIN_COLS``,
-``COLS_SHORT_K``) was fitted; tests/test_sgemm_thin.py holds the rule to it.
+only) of: the plan as it stands; the tiled plan (``thin=False``); the rows kernel where C has at most
+``THIN_MAX["rows"]`` rows and the cols kernel where it has at most ``THIN_MAX["cols"]`` columns (``thin_for``'s, as
+plan() would run it: ``thin_kernel``), each forced, at the slices the rule gives it; cuBLAS (fp32, TF32 off). It
+prints a line a shape and writes every median to a JSON record (after each shape), from which util.sgemm's
+``thin_choice`` (``ROWS_FIRST``, ``ROWS16_MIN_COLS``, ``COLS_SHORT_K``) was fitted; tests/test_sgemm_thin.py holds
+the rule to it.
 
     python scripts/sgemm_thin_choice_probe.py [--runs 5] [--sets grid,wider,short] [--out record.json]   (GPU)
 """
@@ -60,11 +60,7 @@ def main() -> None:
         for kind, few in (("rows", m), ("cols", n)):
             if few > S.THIN_MAX[kind]:
                 continue
-            thin = T.thin_for(m, n, kind)
-            if thin == T.Thin("cols", 1) and S.cdiv(m, S.COL_VEC.BM) <= S.MAX_GRID_Y:
-                thin = S.COL_VEC  # as plan(): cols/1 only where COL_VEC's row blocks would pass the grid
-            elif thin == T.Thin("rows", 1) and n % 4 == 0:
-                thin = S.row_vec_choice(n, k, sms)
+            thin = S.thin_kernel(m, n, k, T.thin_for(m, n, kind), sms)  # as plan() would run it
             if not S.thin_slice_counts(k, thin):
                 continue  # K needs more than MAX_SPLITS of its slices
             plans[kind] = S.plan(m, n, k, tile=thin)

@@ -474,11 +474,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     if isinstance(tile, Thin):
         return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced", aligned, fuse), fuse)
     few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
-    if few == Thin("rows", 1) and n % 4 == 0 and aligned[1]:
-        few = row_vec_choice(n, k, sms)  # one row, B's rows 16-byte aligned: 16-byte loads
-    if few == Thin("cols", 1) and cdiv(m, COL_VEC.BM) <= MAX_GRID_Y:
-        few = COL_VEC  # one column: lanes along k (its blocks of 8 rows fit the grid up to 524,280 rows; cols/1 beyond)
     if few is not None:
+        few = thin_kernel(m, n, k, few, sms, aligned[1])
         return _fused(_thin_plan(m, n, k, few, sms, None, wide, f"C has {m if few.kind == 'rows' else n} {few.kind}",
                                  aligned, fuse), fuse)
     if splits is not None:  # only the tiles that this many slices leave none empty
@@ -598,8 +595,8 @@ THIN_WAVES_VEC = 0.5
 
 # Which thin kernel, and where none: fitted to 468 shapes with C small on both sides, or few columns and short K, each
 # timed with the rows kernel, the cols kernel and the tiled plan (data/sgemm_thin_choice_nvidia_h200.json,
-# scripts/sgemm_thin_choice_probe.py, H200; docs/notes.md), which tests/test_sgemm_thin.py holds the rule to. Where both
-# kinds qualify, rows where n >= ROWS_FIRST * m (the one-row kernel on 4 or more columns, 2-4 rows on 8-16), else
+# scripts/sgemm_thin_choice_probe.py, H200; docs/notes.md), which tests/test_sgemm_thin.py holds the rule to. Where
+# both kinds qualify, rows where n >= ROWS_FIRST * m (the one-row kernel on 4 or more columns, 2-4 rows on 8-16), else
 # cols (1 x 1 x 131072: cols/1v 0.35x rows/1's time). The 16-row kernel (9-32 rows) only where C has more than
 # ROWS16_MIN_COLS columns: with fewer its blocks of 128 columns idle; on the 48 shapes where this decides, the tiles
 # took 0.71-0.99x its time on 41 and 1.01-1.14x on 7 (12-16 rows, 40-64 columns, K of 16384 or more). The cols kernels
@@ -626,6 +623,18 @@ def thin_choice(m: int, n: int, k: int) -> Thin | None:
     if kind == "cols" and pick.W >= 8 and k <= COLS_SHORT_K * n:
         return None
     return pick if thin_slice_counts(k, pick) and cdiv(m, pick.BM) <= MAX_GRID_Y else None
+
+
+def thin_kernel(m: int, n: int, k: int, thin: Thin, sms: int, b_aligned: bool = True) -> Thin:
+    """The kernel plan() runs for ``thin`` (one of THINS, as ``thin_for`` gives it): for one row with B's rows
+    16-byte aligned (n % 4 == 0 and ``b_aligned``), ROW_VEC (16-byte loads) at ``row_vec_choice``'s width; for one
+    column, COL_VEC (lanes along k; its blocks of 8 rows fit the grid up to 524,280 rows, cols/1 beyond); else
+    ``thin``."""
+    if thin == Thin("rows", 1) and n % 4 == 0 and b_aligned:
+        return row_vec_choice(n, k, sms)
+    if thin == Thin("cols", 1) and cdiv(m, COL_VEC.BM) <= MAX_GRID_Y:
+        return COL_VEC
+    return thin
 
 
 def row_vec_choice(n: int, k: int, sms: int) -> Thin:
