@@ -50,6 +50,12 @@ pytestmark = pytest.mark.skipif(not util.SIMULATED, reason="small sizes for numb
     ((9, 1, 1030), T.COL_VEC, {"splits": 3, "fused": True}),            # the tiles' last blocks add the slices
     ((17, 1, 700), T.COL_VEC, {"splits": 3, "fuse": True, "va": True}),  # 16-byte loads, partial passes
     ((33, 1, 601), T.COL_VEC, {"splits": 5, "fuse": False, "wide": True}),  # the second kernel; 64-bit
+    ((1, 7, 3000), T.ROW_FEWS[2], {"fused": True}),        # one row, few columns: 3 slices of one pass, then a partial
+    ((1, 2, 33), T.ROW_FEWS[0], {}),                       # K under one step of 32 rows: the partial pass only
+    ((1, 5, 1), T.ROW_FEWS[2], {}),                        # K = 1; slots 5..7 past n
+    ((1, 3, 5000), T.ROW_FEWS[1], {"splits": 2, "fuse": False, "wide": True}),  # the second kernel; 64-bit
+    ((1, 16, 1100), T.ROW_FEWS[3], {"splits": 2, "fuse": True}),  # every slot live, whole and partial passes
+    ((1, 31, 700), T.ROW_FEWS[4], {}),                     # 31 of 32 slots; a warp's row spans lanes
 ])
 def test_thin_kernels_are_correct(shape, thin, options):
     p = Problem(*shape, seed=7)
@@ -155,12 +161,14 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
         S.plan(64, 2, 64, tile=T.COL_VEC)
     with pytest.raises(ValueError, match="va .* is COL_VEC's"):
         T.numba_kernel(T.Thin("cols", 1), False, va=True)
-    # where both kinds qualify: rows where n >= ROWS_FIRST * m, else cols (one row and one column: cols/1v)
+    # where both kinds qualify: rows where n >= ROWS_FIRST * m, else cols (one row and one column: cols/1v; one row
+    # and 2-32 columns: plan() takes ROW_FEW before thin_choice)
     for shape, kind in [((1, 4, 4096), "rows"), ((3, 12, 4096), "rows"), ((1, 3, 4096), "cols"), ((2, 7, 4096), "cols"),
                         ((12, 12, 4096), "cols"), ((20, 12, 4096), "cols")]:
-        assert S.plan(*shape, sms=132).tile.kind == kind, shape
+        assert S.thin_choice(*shape).kind == kind, shape
+        assert S.plan(*shape, sms=132).tile.kind == kind or (shape[0] == 1 and S.plan(*shape, sms=132).tile.few), shape
     assert S.plan(1, 1, 1_000_000, sms=132).tile == T.COL_VEC
-    assert S.plan(1, 8, 2_000_000, sms=132).tile in S.NARROW_TILES  # slices of at most 4096: more than MAX_SPLITS
+    assert S.plan(2, 8, 2_000_000, sms=132).tile in S.NARROW_TILES  # slices of at most 2048: more than MAX_SPLITS
     p = S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16))
     assert (p.va, p.vb, p.shift_b) == (False, False, False) and p.variant == "scalar"
     for shape, thin in [((16, 4096, 4096), T.Thin("rows", 16)), ((1, 300, 100000), T.Thin("rows", 1)),
@@ -341,6 +349,42 @@ def test_the_thin_choice_holds_to_its_record():
     assert (round(gm(reads), 3), round(max(reads), 2)) == (1.056, 2.87)
 
 
+def test_row_few_holds_to_its_record():
+    """ROW_FEW's choice and slices (util.sgemm.row_few_choice, ROW_FEW_VEC_MAX, row_few_splits) against their timed
+    record (data/sgemm_row_few_nvidia_h200.json, scripts/sgemm_row_few_probe.py): 80 one-row shapes drawn at random,
+    every variant verified; the record's plans are the rule's today. ROW_FEW at the rule's slices takes 1.006x the
+    time of the fastest count of its ladder (geomean; 1.19x at most), half as many slices 1.07x, twice as many 1.03x;
+    where B's rows are aligned, ROW_VEC takes longer than ROW_FEW at 4-16 columns and less at 20-32; the plan takes
+    0.33x the time of the plan before ROW_FEW at 2-3 unaligned columns, 0.63x at 17-32."""
+    import json
+    from pathlib import Path
+
+    record = json.loads((Path(__file__).parents[1] / "data" / "sgemm_row_few_nvidia_h200.json").read_text())
+    shapes = record["shapes"]
+    assert len(shapes) == 80 and not [r["shape"] for r in shapes if r["wrong"]]
+    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
+    fit, half, double, vec_narrow, vec_wide, before = [], [], [], [], [], {}
+    for r in shapes:
+        (m, n, k), us = r["shape"], r["us"]
+        p = S.plan(m, n, k, sms=record["sms"])
+        assert f"{p.tile.name} x {p.splits}" == r["plan"], (r["shape"], p)
+        few = S.row_few_choice(m, n) or next(t for t in T.ROW_FEWS if t.cb >= n)
+        assert (few.name, S.row_few_splits(k, few)) == (r["few"], r["rule"])
+        at = lambda s: us[f"few s={s}"]  # noqa: E731
+        near = lambda f: min(r["ladder"], key=lambda s: abs(math.log(s / (f * r["rule"]))))  # noqa: E731
+        fit.append(at(r["rule"]) / min(map(at, r["ladder"])))
+        half.append(at(near(0.5)) / at(r["rule"]))
+        double.append(at(near(2)) / at(r["rule"]))
+        if r["vec"]:
+            (vec_narrow if n <= S.ROW_FEW_VEC_MAX else vec_wide).append(us["vec"] / at(r["rule"]))
+        else:
+            before.setdefault(next(b for b in (3, 8, 16, 32) if n <= b), []).append(us["plan"] / us["before"])
+    assert (round(gm(fit), 3), round(max(fit), 2)) == (1.006, 1.19)
+    assert (round(gm(half), 2), round(gm(double), 2)) == (1.07, 1.03)
+    assert gm(vec_narrow) > 1 > gm(vec_wide) and (len(vec_narrow), len(vec_wide)) == (12, 9)
+    assert {b: round(gm(x), 2) for b, x in before.items()} == {3: 0.33, 8: 0.51, 16: 0.56, 32: 0.63}
+
+
 def test_a_thin_kernel_refuses_an_fma_order_and_writes_nothing():
     p = Problem(4, 8, 8)
     p.poison()
@@ -513,3 +557,57 @@ def test_col_vec_machine_code():
                     assert a_loads == T.COL_ROWS * b_loads > 0 and report.hot_loop.ffma == (4 if va else 1) * a_loads
                     assert report.hot_loop.count("f64") == 0
                     assert report.spills == "none" and report.local_bytes == 0, (va, wide, fuse, name, report.spills)
+
+
+def test_one_row_few_columns_takes_row_few_one_pass_a_slice():
+    """C with one row and 2..32 columns: ROW_FEW, the narrowest width that covers n (but ROW_VEC for 20-32 columns
+    whose rows start 16-byte aligned), its slices one pass of its loop deep (``Thin.kmin``) or MAX_SPLITS of them;
+    forced only on one row and at most its width."""
+    for n in range(2, 33):
+        for b_aligned in (True, False):
+            p = S.plan(1, n, 50000, sms=132, aligned=(True, b_aligned, True))
+            vec = n > S.ROW_FEW_VEC_MAX and n % 4 == 0 and b_aligned
+            want = next(t for t in T.ROW_FEWS if t.cb >= n)
+            assert (p.tile in T.ROW_VECS) if vec else p.tile == want, (n, b_aligned, p)
+    for shape, name, splits, kslice in [((1, 7, 131072), "rows/1k8", 128, 1024),   # one pass: 4 steps of 256 rows
+                                        ((1, 2, 1000000), "rows/1k2", 245, 4096),  # 16 steps a pass; MAX_SPLITS
+                                        ((1, 11, 1000), "rows/1k16", 2, 512),      # a pass and a partial one
+                                        ((1, 4, 100), "rows/1k4", 1, 256),         # K under a pass
+                                        ((1, 31, 300000), "rows/1k32", 235, 1280)]:  # MAX_SPLITS: 5 passes a slice
+        p = S.plan(*shape, sms=132)
+        assert (p.tile.name, p.splits, p.kslice) == (name, splits, kslice), (shape, p)
+        quanta = S.cdiv(shape[2], p.tile.BK)
+        assert p.kslice == min(quanta * p.tile.BK, max(p.tile.kmin, S.cdiv(quanta, S.MAX_SPLITS) * p.tile.BK))
+    assert S.plan(1, 1, 5000, sms=132).tile == T.COL_VEC and S.plan(1, 33, 5000, sms=132).tile == T.Thin("rows", 1)
+    assert S.plan(2, 7, 5000, sms=132).tile.name == "cols/8"
+    assert [t.steps for t in T.ROW_FEWS] == [16, 8, 4, 2, 1] and all(t.kmin == t.steps * t.BK for t in T.ROW_FEWS)
+    with pytest.raises(ValueError, match="ROW_FEW"):
+        S.plan(2, 7, 5000, tile=T.ROW_FEWS[2])
+    with pytest.raises(ValueError, match="ROW_FEW"):
+        S.plan(1, 9, 5000, tile=T.ROW_FEWS[2])
+    with pytest.raises(ValueError, match="few"):
+        T.Thin("rows", 1, vec=True, cb=128, few=True)
+
+
+@pytest.mark.parametrize("thin", T.ROW_FEWS, ids=lambda t: t.name)
+def test_row_few_machine_code(thin):
+    """ROW_FEW, both twins, 32- and 64-bit offsets, fused or not: B streamed (LDG.E.EF), FEW_LOADS loads a pass in the
+    loop and as many in the partial pass; A through the read-only path, one load a step of 32 rows (``steps`` a pass),
+    its values handed to the slots by SHFL.IDX; the same counts of loads, shuffles and FMAs in both; no local memory,
+    no float64, at least MINB blocks an SM; numba's kernel at most 10% longer than the twin's."""
+    for wide in (False, True):
+        for fuse in (False, True):
+            numba_ = analyze(cubin_from_ptx(numba_ptx(T.numba_kernel(thin, wide, simulator=False, fuse=fuse),
+                                                      S.numba_sig())))
+            twin = analyze(T.c_twin(thin, wide, fuse).cubin("sm_90"), "gemm_rows_few_c")
+            counts = []
+            for name, report in (("numba", numba_), ("twin", twin)):
+                def count(pattern):
+                    return len(re.findall(pattern, report.sass))
+                assert count(r"LDG\.E\.EF\b") == 2 * T.FEW_LOADS and count(r"LDG\.E\.CONSTANT\b") == 2 * thin.steps
+                assert report.spills == "none" and report.local_bytes == 0 and "F2F.F64" not in report.sass, name
+                assert max_blocks_per_sm(report.registers, thin.NT, report.shared_bytes) >= thin.MINB
+                counts.append((count(r"SHFL\.IDX"), count(r"\bFFMA\b"), count(r"LDG\.E\.STRONG\.GPU")))
+            assert counts[0] == counts[1] and counts[0][0] > 0, counts
+            assert len(numba_.instructions) <= 1.10 * len(twin.instructions)
+

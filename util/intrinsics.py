@@ -79,6 +79,7 @@ say it. Under numba's simulator they are plain Python arithmetic.
    meet, as for ``mma_tf32``):
 
     y = shfl_xor(x, mask)                 # x of lane (this lane ^ mask), the whole warp taking part
+    y = shfl_idx(x, src)                  # x of lane src (0..31), the whole warp taking part
 
 Under numba-cuda-mlir (``UTIL_COMPILER=numba-cuda-mlir``) the same source compiles for the no-wrap promise:
 ``add_nsw``, ``mul_nsw``, ``nonneg`` and ``at`` are written there as MLIR (``arith.addi``/``arith.muli`` with
@@ -404,6 +405,12 @@ if SIMULATED:
     def shfl_xor(x, mask):
         """x of lane (this lane ^ mask): every lane of the warp contributes its x."""
         return _warp_collective(x, dict, lambda xs, lane: xs[lane ^ mask])
+
+    def shfl_idx(x, src):
+        """x of lane ``src`` (0..31): every lane of the warp contributes its x."""
+        if not 0 <= src < 32:
+            raise IndexError(f"shfl_idx: source lane {src} is not one of the warp's 32")
+        return _warp_collective(x, dict, lambda xs, lane: xs[int(src)])
 
 elif COMPILER == "numba-cuda-mlir":  # pragma: no cover - needs a GPU and the optional numba-cuda-mlir
     from numba_cuda_mlir._mlir import ir as mlir_ir
@@ -952,3 +959,8 @@ else:
     def shfl_xor(x, mask):
         """x of lane (this lane ^ mask), the whole warp taking part (``cuda.shfl_xor_sync`` over all 32 lanes)."""
         return _cuda.shfl_xor_sync(0xFFFFFFFF, x, mask)
+
+    @_cuda.jit(device=True)
+    def shfl_idx(x, src):
+        """x of lane ``src`` (0..31), the whole warp taking part (``cuda.shfl_sync`` over all 32 lanes)."""
+        return _cuda.shfl_sync(0xFFFFFFFF, x, src)

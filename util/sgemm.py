@@ -51,7 +51,7 @@ from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after ut
 from .intrinsics import add_nsw, at_nc, ldg128_nc_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
-from .sgemm_thin import COL_VEC, ROW_VEC, ROW_VECS, THINS, WIDTHS, Thin, thin_for
+from .sgemm_thin import COL_VEC, ROW_FEWS, ROW_VEC, ROW_VECS, THINS, WIDTHS, Thin, thin_for
 from .splitk import MAX_ELEMENTS, fuses, slices_a_round
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -405,6 +405,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
          one_loop: bool | None = None) -> Plan:
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
+    One row and 2-32 columns (``row_few_choice``): ``ROW_FEW`` (lanes along k, B read as a flat array), its slices
+    one pass of its loop deep (``row_few_splits``); but ROW_VEC where B's rows start 16-byte aligned and C has more
+    than ``ROW_FEW_VEC_MAX`` columns.
     Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
     columns (rows where both and n >= ``ROWS_FIRST`` * m, else cols; none where the 16-row kernel would take C with
     at most ``ROWS16_MIN_COLS`` columns, or a cols kernel of 8 or 16 columns where k <= ``COLS_SHORT_K`` * n), one of
@@ -428,7 +431,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` (A, B and C) says
     its array starts 16-byte aligned; 16-byte stores of C (``Plan.vc``) on the tiles with ``VC`` where B's loads
     are 16-byte and C (or the workspace) is aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
-    ``tile`` may also force one of ``THINS``, with or without ``splits``. Where C has one row and B's rows start
+    ``tile`` may also force one of ``THINS`` (or ``ROW_VECS``, ``ROW_FEWS``, ``COL_VEC``), with or without ``splits``.
+    Where C has one row and B's rows start
     16-byte aligned (n % 4 == 0 and ``aligned``), ``ROW_VEC`` (16-byte loads of B) takes rows/1's place; where C has
     one column, ``COL_VEC`` takes cols/1's (16-byte loads of both operands where k % 4 == 0 and both start 16-byte
     aligned: ``va`` and ``vb``), both with their own ``THIN_WAVES_VEC``.
@@ -442,10 +446,13 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     for name, v in (("m", m), ("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= INT32_MAX:
             raise ValueError(f"{name} must be an int in 1..2^31-1, got {v!r}")
-    if tile is not None and tile not in TILES + NARROW_TILES + THINS + ROW_VECS + (COL_VEC,):
+    if tile is not None and tile not in TILES + NARROW_TILES + THINS + ROW_VECS + ROW_FEWS + (COL_VEC,):
         raise ValueError(f"tile must be one of util.sgemm.TILES ({', '.join(t.name for t in TILES)}), NARROW_TILES "
                          f"({', '.join(t.name for t in NARROW_TILES)}), THINS ({', '.join(t.name for t in THINS)}), "
-                         f"ROW_VECS or COL_VEC, got {tile!r}")
+                         f"ROW_VECS, ROW_FEWS or COL_VEC, got {tile!r}")
+    if tile in ROW_FEWS and not (m == 1 and n <= tile.cb):
+        raise ValueError(f"ROW_FEW ({tile.name}) takes C with one row and at most {tile.cb} columns; got m = {m}, "
+                         f"n = {n}: use Thin('rows', 1)" + (" or a wider one of ROW_FEWS" if m == 1 else ""))
     if tile in ROW_VECS and not (m == 1 and n % 4 == 0 and aligned[1]):
         raise ValueError(f"ROW_VEC ({tile.name}) takes C with one row and B whose rows start 16-byte aligned "
                          f"(n % 4 == 0, B aligned); got m = {m}, n = {n}, B aligned: {aligned[1]}: use Thin('rows', 1)")
@@ -473,6 +480,10 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
     if isinstance(tile, Thin):
         return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced", aligned, fuse), fuse)
+    one_row = row_few_choice(m, n, aligned[1]) if tile is None and splits is None and thin else None
+    if one_row is not None:
+        return _fused(_thin_plan(m, n, k, one_row, sms, None, wide, f"C has one row and {n} columns", aligned, fuse),
+                      fuse)
     few = thin_choice(m, n, k) if tile is None and splits is None and thin else None
     if few is not None:
         few = thin_kernel(m, n, k, few, sms, aligned[1])
@@ -542,9 +553,11 @@ def choices(m: int, n: int, k: int, count: int | None = None, *, sms: int | None
 # The thin kernels whose output tile's last block adds its slices (util.splitk), where that takes at most FUSE_ROUNDS
 # rounds of loads (slices_a_round slices' loads a round); elsewhere a second kernel adds them, every element on its
 # own thread. Measured (H200, scratch probe in docs/notes.md, numba fused / second kernel): cols/1-8 and rows/1
-# 0.85-1.01 at up to 3 rounds (1.03-1.05 at 5 and more); rows/2 and rows/4 1.04-1.30 at every count. The tiled
+# 0.85-1.01 at up to 3 rounds (1.03-1.05 at 5 and more); rows/2 and rows/4 1.04-1.30 at every count. ROW_FEW's slices
+# (row_few_splits) were timed with this choice in place. The tiled
 # kernels' 32 or 64 results a thread made every one of them spill (24-304 B, sm_90), so they take the second kernel
-FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", *(t.name for t in ROW_VECS), "cols/1v")
+FUSED_KINDS = ("cols/1", "cols/2", "cols/4", "cols/8", "rows/1", *(t.name for t in ROW_VECS), "cols/1v",
+               *(t.name for t in ROW_FEWS))
 FUSE_ROUNDS = 3
 
 
@@ -635,6 +648,34 @@ def thin_kernel(m: int, n: int, k: int, thin: Thin, sms: int, b_aligned: bool = 
     if thin == Thin("cols", 1) and cdiv(m, COL_VEC.BM) <= MAX_GRID_Y:
         return COL_VEC
     return thin
+
+
+# ROW_FEW takes C with one row and 2..FEW_WIDTHS[-1] columns, but for more than ROW_FEW_VEC_MAX columns with B's rows
+# 16-byte aligned (ROW_VEC's there). On 80 one-row shapes drawn at random (2-32 columns, K of 500 to 2000000; H200,
+# data/sgemm_row_few_nvidia_h200.json, scripts/sgemm_row_few_probe.py) where B's rows are not aligned the plan took
+# 0.33x the time of the plan before it (rows/1, cols/2, or the tiles where K passed the thin kernels' reach: 1 x 2 x
+# 1000000 had run at 16% of cuBLAS) at 2-3 columns, 0.51x at 4-8, 0.56x at 9-16, 0.63x at 17-32 (geomeans). Where B's rows are aligned, ROW_VEC
+# took 1.095x ROW_FEW's time at 4-16 columns (geomean of 12) and 0.935x at 20-32 (of 9)
+ROW_FEW_VEC_MAX = 16
+
+
+def row_few_choice(m: int, n: int, b_aligned: bool = True) -> Thin | None:
+    """The one-row kernel for few columns (one of ROW_FEWS, the narrowest whose ``cb`` covers n) where C has one row
+    and 2..FEW_WIDTHS[-1] columns, but for more than ``ROW_FEW_VEC_MAX`` columns with B's rows 16-byte aligned (n % 4
+    == 0 and ``b_aligned``: ROW_VEC, through thin_choice); else None."""
+    if m != 1 or not 2 <= n <= ROW_FEWS[-1].cb or (n > ROW_FEW_VEC_MAX and n % 4 == 0 and b_aligned):
+        return None
+    return next(t for t in ROW_FEWS if t.cb >= n)
+
+
+def row_few_splits(k: int, thin: Thin) -> int:
+    """ROW_FEW's slices: each one pass of its loop deep (``Thin.kmin``: steps x BK rows, FEW_LOADS loads of B a lane
+    in flight), or the most there are (MAX_SPLITS). Of a ladder of 3-7 counts timed on each of 80 one-row shapes
+    drawn at random, the fastest took 1/1.006 of this count's time (geomean; 1/1.19 at the most, 1 x 15 x 880: one
+    slice against two); half as many slices took 1.072x its time, twice as many 1.031x (H200,
+    data/sgemm_row_few_nvidia_h200.json)."""
+    quanta = cdiv(k, thin.BK)
+    return max(s for s in thin_slice_counts(k, thin) if s == 1 or cdiv(quanta, s) * thin.BK >= thin.kmin)
 
 
 def row_vec_choice(n: int, k: int, sms: int) -> Thin:
@@ -780,7 +821,8 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 
     moved = ""
     if splits is None:
-        base = row_vec_splits(n, k, thin, sms) if thin in ROW_VECS else thin_splits(m, n, k, thin, sms)
+        base = (row_vec_splits(n, k, thin, sms) if thin in ROW_VECS else row_few_splits(k, thin) if thin.few
+                else thin_splits(m, n, k, thin, sms))
         splits = thin_fill(m, n, k, thin, base, sms, offsets_wide(base) if wide is None else bool(wide), fuse)
         if splits != base:
             way = "fewer to leave the last wave out" if splits < base else "more to fill the last wave"

@@ -1,7 +1,9 @@
 // CUDA C twins of util/sgemm_thin.py's numba kernels: SGEMM where C has few rows (THIN_ROWS) or few columns
 // (THIN_COLS), the large operand read once, coalesced, with 4-byte loads, and C with one row and B 16-byte aligned
 // (THIN_ROWS_VEC: 16-byte loads; its macros NW, VROWS, CB, WIDE, MINB, FUSE), and C with one column (THIN_COLS_VEC:
-// lanes along k; its macros NW, CROWS, CLOADS, VA, WIDE, MINB, FUSE); the same algorithms, line for line.
+// lanes along k; its macros NW, CROWS, CLOADS, VA, WIDE, MINB, FUSE), and C with one row and few columns
+// (THIN_ROWS_FEW: lanes along k, B read flat; its macros NW, S, FSTEPS, WIDE, MINB, FUSE); the same algorithms, line
+// for line.
 // Macros: W (rows / columns of C a block computes), WIDE (64-bit offsets), KP (the deepest K slice: Thin.kmax),
 // SHARED_FLOATS, NW (warps a block), MINB (launch bounds' blocks an SM), FUSE (the last block of an output tile adds
 // its slices: util/splitk.cuh); THIN_COLS also R (rows a lane) and WP (a k-step's padded row of B).
@@ -352,6 +354,80 @@ gemm_cols_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
     }
 #if FUSE
     add_slices<BMV, 1, NT>(out, dst, flags, m, n, (off_t_)blockIdx.y * BMV, 0);  // the tile's last block adds them
+#endif
+}
+#endif
+
+#ifdef THIN_ROWS_FEW
+// C's one row, its n <= S columns, over slice blockIdx.z of K, into out[blockIdx.z] (with FUSE, the tile's last block
+// adds the slices into dst, C). NW warps, lanes along k: a warp's 32 rows of B (32 n floats) read flat, lane l's slot
+// u < n element l + 32 u, of row (l + 32 u) / n, whose A value lane (l + 32 u) / n loaded; FSTEPS steps of 32 rows in
+// flight a lane.
+#define STEP (32 * NW)
+__device__ __forceinline__ void few_fma(float (&acc)[S], const float (&av)[FSTEPS], const float (&bv)[FSTEPS][S],
+                                        const int (&src)[S]) {
+    #pragma unroll
+    for (int v = 0; v < FSTEPS; ++v)
+        #pragma unroll
+        for (int u = 0; u < S; ++u) acc[u] += __shfl_sync(0xffffffffu, av[v], src[u]) * bv[v][u];
+}
+
+extern "C" __global__ void __launch_bounds__(NT, MINB)
+gemm_rows_few_c(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
+                float* __restrict__ dst, int* flags, int m, int n, int k, int kslice) {
+    __shared__ float red[NW][32 * S];  // each warp's 32 x n sums, row-major
+    __shared__ float part[NW][S];      // each warp's column sums
+    const unsigned t = threadIdx.x, w = t / 32, lane = t % 32, un = n;
+    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
+    int src[S];  // slot u's row in the warp's 32, the lane holding its A value (a slot past n: any lane; its B is 0)
+    float acc[S];
+    #pragma unroll
+    for (int u = 0; u < S; ++u) {
+        src[u] = (lane + 32 * u) / un % 32;
+        acc[u] = 0.0f;
+    }
+    float av[FSTEPS], bv[FSTEPS][S];
+    off_t_ r = kb + w * 32, pb = r * n + lane;  // the warp's first row; slot 0's element of B
+    const off_t_ stepb = (off_t_)STEP * n;
+    for (; r + (FSTEPS - 1) * STEP + 32 <= kend; r += FSTEPS * STEP, pb += FSTEPS * stepb) {  // FSTEPS whole steps
+        #pragma unroll
+        for (int v = 0; v < FSTEPS; ++v) {
+            av[v] = a[r + v * STEP + lane];
+            #pragma unroll
+            for (int u = 0; u < S; ++u) bv[v][u] = (unsigned)u < un ? __ldcs(b + pb + v * stepb + 32 * u) : 0.0f;
+        }
+        few_fma(acc, av, bv, src);
+    }
+    if (r < kend) {  // the slice's last, partial pass: rows at or past kend are zeros, not loaded
+        #pragma unroll
+        for (int v = 0; v < FSTEPS; ++v) {
+            const off_t_ rv = r + v * STEP, lim = (kend - rv) * n;  // this step's elements before kend
+            av[v] = rv + lane < kend ? a[rv + lane] : 0.0f;
+            #pragma unroll
+            for (int u = 0; u < S; ++u)
+                bv[v][u] = (unsigned)u < un && (off_t_)(lane + 32 * u) < lim ? __ldcs(b + pb + v * stepb + 32 * u) : 0.0f;
+        }
+        few_fma(acc, av, bv, src);
+    }
+    #pragma unroll
+    for (int u = 0; u < S; ++u)
+        if ((unsigned)u < un) red[w][lane + 32 * u] = acc[u];
+    __syncthreads();
+    if (lane < un) {  // lane j adds column j of its warp's 32 rows, in row order
+        float s = -0.0f;
+        #pragma unroll
+        for (int i = 0; i < 32; ++i) s += red[w][i * un + lane];
+        part[w][lane] = s;
+    }
+    __syncthreads();
+    if (t < un) {  // thread j adds column j's warp sums in warp order
+        float s = -0.0f;
+        #pragma unroll
+        for (int h = 0; h < NW; ++h) s += part[h][t];
+        out[(off_t_)blockIdx.z * n + t] = s;
+    }
+#if FUSE
+    add_slices<1, S, NT>(out, dst, flags, m, n, 0, 0);  // the tile's last block adds the slices
 #endif
 }
 #endif

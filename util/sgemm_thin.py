@@ -26,7 +26,14 @@ fourth, ``COL_VEC`` (``cols/1v``), takes cols/1's place where C has one column (
 warp's lanes lie along k, so that a warp's load reads 128 (4-byte loads) or 512 (16-byte loads, where k % 4 == 0
 and both operands start 16-byte aligned) contiguous bytes of one row of A, and each line of A is read by one load,
 streamed; each warp takes COL_ROWS rows, COL_LOADS loads a row in flight, B's values through the read-only path,
-nothing staged; at the end the 32 lanes add a row's sums by shuffles (xor 16, 8, 4, 2, 1).
+nothing staged; at the end the 32 lanes add a row's sums by shuffles (xor 16, 8, 4, 2, 1). A fifth, ``ROW_FEW``
+(``rows/1k2`` ... ``rows/1k32``), takes C with one row and 2-32 columns (a vector times a K x n matrix): ``rows``'s
+blocks of 128 columns leave most lanes idle there, and ``cols`` computes 16 rows of which one is C's. Its lanes lie
+along k and read B as the flat array it is: a warp's 32 rows are 32 n contiguous floats, lane l's slot u the element
+l + 32 u (a warp's 4-byte load one 128-byte line, whatever n's alignment), which keeps its column (l + 32 u) % n as
+the warp steps by 32 rows; each lane loads A's value of one row, and a slot takes its row's from that lane by a
+shuffle. At the end each warp adds its 32 x n sums column by column in shared memory, then the block's warps in warp
+order. Its slices are one pass of its loop deep (``util.sgemm.row_few_splits``).
 
 K is split over blockIdx.z into slices of at most ``Thin.kmax`` k-steps (what the shared buffer holds); the
 slices' sums go through ``util.sgemm``'s workspace and are added by its split-K sum or, with ``fuse``, by each output
@@ -66,7 +73,8 @@ class Thin:
     kind: str
     W: int
     vec: bool = False  # W = 1 only: the one-row (``ROW_VEC``) or one-column (``COL_VEC``) kernel, nothing staged
-    cb: int = 128  # ROW_VEC only: the columns of C a block computes (ROW_VEC_WIDTHS; util.sgemm.row_vec_choice)
+    cb: int = 128  # ROW_VEC and ROW_FEW: the columns of C a block computes (ROW_VEC_WIDTHS, FEW_WIDTHS)
+    few: bool = False  # the one-row kernel for few columns, lanes along k (``ROW_FEW``; ``vec`` and ``cb`` with it)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -75,13 +83,18 @@ class Thin:
             raise ValueError(f"vec is the one-row or one-column kernel's (rows/1, cols/1), not {self.kind}/{self.W}'s")
         if self.W not in WIDTHS:
             raise ValueError(f"W must be one of {WIDTHS}, got {self.W!r}")
-        if self.cb != 128 and not (self.vec and self.kind == "rows" and self.cb in ROW_VEC_WIDTHS):
+        if self.few and not (self.vec and self.kind == "rows" and self.cb in FEW_WIDTHS):
+            raise ValueError(f"few (the one-row kernel for few columns) takes kind='rows', W=1, vec=True and cb (its "
+                             f"columns) one of {FEW_WIDTHS}; got {self.kind}/{self.W}, vec={self.vec}, cb={self.cb}")
+        if self.cb != 128 and not self.few and not (self.vec and self.kind == "rows" and self.cb in ROW_VEC_WIDTHS):
             raise ValueError(f"cb (a block's columns) is the one-row kernel's (ROW_VEC), one of {ROW_VEC_WIDTHS}; "
                              f"got cb = {self.cb!r} for {self.kind}/{self.W}{'v' if self.vec else ''}")
 
     @property
     def NT(self) -> int:
-        """Threads a block: NW warps (ROW_VEC: VEC_WARPS; COL_VEC: COL_WARPS)."""
+        """Threads a block: NW warps (ROW_VEC: VEC_WARPS; COL_VEC: COL_WARPS; ROW_FEW: FEW_WARPS)."""
+        if self.few:
+            return 32 * FEW_WARPS
         return 32 * ((VEC_WARPS if self.kind == "rows" else COL_WARPS) if self.vec else NW)
 
     @property
@@ -141,6 +154,8 @@ class Thin:
         warp's 16-byte loads of a row (128: slices start 16-byte aligned)."""
         if self.kind == "cols" and self.vec:
             return 128
+        if self.few:
+            return 32 * FEW_WARPS
         return 4 if self.kind == "rows" else 32
 
     @property
@@ -163,7 +178,10 @@ class Thin:
         """The shallowest K slice ``plan`` gives it when K allows more than one: ``rows``, two groups of 4 k-steps
         a warp (in a slice of 4 k-steps three of the four warps have nothing to load; at 27 x 1138 x 448, rows/16, a
         slice of 12 k-steps ran at 83% of cuBLAS and one of 32 at 114%, H100, docs/notes.md); ``cols``, one pass;
-        ROW_VEC, VEC_SLICE_PASSES passes of every warp; COL_VEC, one pass of a warp's 16-byte loads."""
+        ROW_VEC, VEC_SLICE_PASSES passes of every warp; COL_VEC, one pass of a warp's 16-byte loads; ROW_FEW, one
+        pass of its loop (``steps`` steps of every warp)."""
+        if self.few:
+            return self.steps * self.BK
         if self.vec:
             return VEC_SLICE_PASSES * self.pass_rows if self.kind == "rows" else COL_LOADS * self.BK
         return 8 * NW if self.kind == "rows" else self.BK
@@ -175,12 +193,16 @@ class Thin:
         more."""
         if not self.vec:
             return self.kmax + 32
+        if self.few:
+            return 32 + self.steps * self.BK
         return 32 + (self.pass_rows if self.kind == "rows" else COL_LOADS * self.BK)
 
     @property
     def shared_floats(self) -> int:
         """The block's shared buffer: the small operand's slice; for ``rows`` then warps 1..3's sums (``vec``: the
         warps' sums only)."""
+        if self.few:
+            return FEW_WARPS * 33 * self.cb
         if self.vec:
             return VEC_WARPS * 128 if self.kind == "rows" else 0
         if self.kind == "rows":
@@ -192,18 +214,28 @@ class Thin:
         """FFMA a thread does per k-step (COL_VEC: per value of B it loads)."""
         if self.kind == "cols" and self.vec:
             return COL_ROWS
+        if self.few:
+            return 1
         return 4 * self.W if self.kind == "rows" else self.R * self.W
 
     @property
     def name(self) -> str:
+        if self.few:
+            return f"rows/1k{self.cb}"
         return f"{self.kind}/{self.W}" + ("v" if self.vec else "") + (f"{self.cb}" if self.cb != 128 else "")
+
+    @property
+    def steps(self) -> int:
+        """ROW_FEW: the steps of 32 rows of B a lane has in flight (FEW_LOADS loads of B, ``cb`` a step)."""
+        return max(1, FEW_LOADS // self.cb)
 
 
 # Thin.MINB of each kernel, from compiling both twins at each bound (docs/notes.md: "The thin kernels timed", "Streamed
 # loads of the large operand")
 _MINB = {"rows/1": 8, "rows/2": 6, "rows/4": 5, "rows/8": 5, "rows/16": 4,
          "cols/1": 6, "cols/2": 5, "cols/4": 4, "cols/8": 5, "cols/16": 4, "rows/1v": 1, "rows/1v64": 1,
-         "rows/1v32": 1, "cols/1v": 6}
+         "rows/1v32": 1, "cols/1v": 6, "rows/1k2": 2, "rows/1k4": 2, "rows/1k8": 2, "rows/1k16": 2,
+         "rows/1k32": 2}
 # Thin.blocks_per_sm of each numba kernel: 32-bit and 64-bit offsets, then the same with the fused sum (None: no fused
 # variant). sm_90, the wheels' ptxas; registers (32-bit, 64-bit; fused 32-bit, 64-bit): rows/1 56, 64; 56, 64,
 # rows/2 64, 80; 72, 80, rows/4 80, 80; 72, 96, rows/8 88, 96, rows/16 120, 128, cols/1 80, 80; 80, 80, cols/2 80, 96;
@@ -239,6 +271,16 @@ COL_WARPS = 4
 COL_ROWS = 2
 COL_LOADS = 4
 COL_VEC = Thin("cols", 1, vec=True)
+# The one-row kernel for few columns (C = a B with B k x n, n <= cb): a block of FEW_WARPS warps, lanes along k. A
+# warp's 32 rows of B are 32 n contiguous floats, read as such: lane l's slot u < n is element l + 32 u (a warp's load
+# one 128-byte line), of row (l + 32 u) // n and column (l + 32 u) % n, which stay the lane's as the warp steps by 32
+# rows; lane l loads A's value of row l of the 32, and slot u takes its row's by a shuffle (SHFL.IDX) from lane
+# (l + 32 u) // n. steps (FEW_LOADS / cb) steps of 32 rows in flight a lane, FEW_LOADS loads of B; the slice's last,
+# partial pass the same loads, predicated.
+FEW_WARPS = 8
+FEW_LOADS = 32
+FEW_WIDTHS = (2, 4, 8, 16, 32)
+ROW_FEWS = tuple(Thin("rows", 1, vec=True, cb=cb, few=True) for cb in FEW_WIDTHS)
 
 
 def thin_for(m: int, n: int, kind: str) -> Thin:
@@ -262,6 +304,8 @@ def numba_kernel(thin: Thin, wide: bool, *, simulator: bool = SIMULATED, fuse: b
     _check_va(thin, va)
     if thin == COL_VEC:
         return _cols_vec(thin, bool(wide), bool(fuse), bool(va))
+    if thin.few:
+        return _rows_few(thin, bool(wide), bool(fuse))
     build = _rows_vec if thin.vec else _rows if thin.kind == "rows" else _cols
     return build(thin, bool(wide), simulator, bool(fuse))
 
@@ -484,6 +528,91 @@ def _rows_vec(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
 
 
+def _rows_few(thin: Thin, wide: bool, fuse: bool):
+    from numba import float32, int32, int64, uint32
+
+    from .intrinsics import add_nsw, at_cs, at_nc, mul_nsw, nonneg, shfl_idx
+    from .splitk import add_slices
+
+    S, NT, NWF, U, STEP = thin.cb, thin.NT, FEW_WARPS, thin.steps, thin.BK
+    OFF = int64 if wide else int32
+    RED, PART = (NWF, 32 * S), (NWF, S)
+    add_tile = add_slices(1, S, NT)
+
+    @cuda.jit(device=True)
+    def fma(acc, av, bv, src):
+        """The FMAs of U steps: slot u's A value from the lane that loaded its row."""
+        for v in range(U):
+            for u in range(S):
+                acc[u] += shfl_idx(av[v], src[u]) * bv[v, u]
+
+    def gemm(m, n, k, kslice, a, b, out, dst, flags):
+        """C's one row, its n <= S columns, over slice blockIdx.z of K, into out[blockIdx.z] (with ``fuse``, the
+        tile's last block adds the slices into dst, C)."""
+        red = cuda.shared.array(RED, float32)  # each warp's 32 x n sums, row-major
+        part = cuda.shared.array(PART, float32)  # each warp's column sums
+        t = uint32(cuda.threadIdx.x)
+        w = t // uint32(32)
+        lane = t % uint32(32)
+        un = uint32(n)
+        nn, kk = OFF(n), OFF(k)
+        kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
+        kend = min(add_nsw(kb, OFF(kslice)), kk)
+        src = cuda.local.array(S, int32)  # slot u's row in the warp's 32, the lane holding its A value
+        for u in range(S):
+            src[u] = int32((lane + uint32(32 * u)) // un % uint32(32))  # (a slot past n: any lane; its B is 0)
+        acc = cuda.local.array(S, float32)
+        for u in range(S):
+            acc[u] = float32(0.0)
+        av = cuda.local.array(U, float32)
+        bv = cuda.local.array((U, S), float32)
+        r = add_nsw(kb, OFF(w * uint32(32)))  # the warp's first row: rows r .. r + 31, then r + STEP ...
+        pb = add_nsw(mul_nsw(r, nn), OFF(lane))  # slot 0's element of B
+        stepb = mul_nsw(OFF(STEP), nn)
+        while add_nsw(r, OFF((U - 1) * STEP + 32)) <= kend:  # U whole steps of 32 rows
+            for v in range(U):
+                av[v] = at_nc(a, add_nsw(add_nsw(r, OFF(v * STEP)), OFF(lane)))
+                for u in range(S):
+                    live = uint32(u) < un
+                    bv[v, u] = at_cs(b, add_nsw(add_nsw(pb, mul_nsw(OFF(v), stepb)), OFF(32 * u))) if live \
+                        else float32(0.0)
+            fma(acc, av, bv, src)
+            r = add_nsw(r, OFF(U * STEP))
+            pb = add_nsw(pb, mul_nsw(OFF(U), stepb))
+        if r < kend:  # the slice's last, partial pass: rows at or past kend are zeros, not loaded
+            for v in range(U):
+                rv = add_nsw(r, OFF(v * STEP))
+                lim = mul_nsw(add_nsw(kend, mul_nsw(rv, OFF(-1))), nn)  # this step's elements before kend
+                av[v] = at_nc(a, add_nsw(rv, OFF(lane))) if add_nsw(rv, OFF(lane)) < kend else float32(0.0)
+                for u in range(S):
+                    live = uint32(u) < un and OFF(lane + uint32(32 * u)) < lim
+                    bv[v, u] = at_cs(b, add_nsw(add_nsw(pb, mul_nsw(OFF(v), stepb)), OFF(32 * u))) if live \
+                        else float32(0.0)
+            fma(acc, av, bv, src)
+        for u in range(S):
+            if uint32(u) < un:
+                red[w, lane + uint32(32 * u)] = acc[u]
+        cuda.syncthreads()
+        if lane < un:  # lane j adds column j of its warp's 32 rows, in row order, the loads first
+            v32 = cuda.local.array(32, float32)
+            for i in range(32):
+                v32[i] = red[w, uint32(uint32(i) * un) + lane]
+            s = float32(-0.0)  # -0.0 + x is x
+            for i in range(32):
+                s += v32[i]
+            part[w, lane] = s
+        cuda.syncthreads()
+        if t < un:  # thread j adds column j's warp sums in warp order
+            s = float32(-0.0)
+            for h in range(NWF):
+                s += part[h, t]
+            out[nonneg(add_nsw(mul_nsw(OFF(cuda.blockIdx.z), nn), OFF(t)))] = s
+        if fuse:
+            add_tile(out, dst, flags, m, n, OFF(0), OFF(0))
+
+    return cuda.jit(launch_bounds=(NT, thin.MINB))(gemm)
+
+
 def _cols(thin: Thin, wide: bool, simulator: bool, fuse: bool):
     from numba import float32, int32, int64, uint32
 
@@ -688,6 +817,10 @@ def c_twin(thin: Thin, wide: bool, fuse: bool = False, va: bool = False):
         options = ["-DTHIN_COLS_VEC=1", f"-DWIDE={int(bool(wide))}", f"-DNW={COL_WARPS}", f"-DCROWS={COL_ROWS}",
                    f"-DCLOADS={COL_LOADS}", f"-DVA={int(bool(va))}", f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
         return CudaC.from_file(TWIN_SOURCE, "gemm_cols_vec_c", options=options)
+    if thin.few:
+        options = ["-DTHIN_ROWS_FEW=1", f"-DWIDE={int(bool(wide))}", f"-DNW={FEW_WARPS}", f"-DS={thin.cb}",
+                   f"-DFSTEPS={thin.steps}", f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
+        return CudaC.from_file(TWIN_SOURCE, "gemm_rows_few_c", options=options)
     if thin.vec:
         options = ["-DTHIN_ROWS_VEC=1", f"-DWIDE={int(bool(wide))}", f"-DNW={VEC_WARPS}", f"-DVROWS={VEC_ROWS}",
                    f"-DCB={thin.cb}", f"-DMINB={thin.MINB}", f"-DFUSE={int(bool(fuse))}"]
