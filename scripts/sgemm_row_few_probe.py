@@ -1,15 +1,17 @@
 """Time util.sgemm's one-row kernel for few columns (ROW_FEW) against the plan before it, ROW_VEC and cuBLAS.
 
-For each of a seeded random set of one-row shapes (n uniform in 2..32, K log-uniform in 500..2000000), one
-interleaved, verified run (shuffled, L2 flushed, launch overhead hidden) of: the numba SGEMM as planned and its C
-twin; the plan as it was without ROW_FEW (``row_few_choice`` off: rows/1, ROW_VEC, a cols kernel or the tiles),
-forced; the ROW_FEW that covers n at a ladder of slice counts around ``row_few_splits``' (1, a quarter, a half, the
-rule's, twice, four times, the most); where B's rows start 16-byte aligned (n % 4 == 0), ROW_VEC at its own rule;
-cuBLAS (fp32, TF32 off). Where the plan is ROW_FEW, the ladder's entry at the rule's count is the same call as the
-plan's: the two are an A/A pair that shows the timer's noise on these short calls. It prints a line a shape and a
-summary, and writes every median to a JSON record (after each shape).
+For each of a seeded random set of one-row shapes (n uniform in 2..32, K log-uniform in --kmin..--kmax, default
+500..2000000), one interleaved, verified run (shuffled, L2 flushed, launch overhead hidden) of: the numba SGEMM as
+planned and its C twin; the plan as it was without ROW_FEW (``row_few_choice`` off: rows/1, ROW_VEC, a cols kernel
+or the tiles), forced; the ROW_FEW that covers n at a ladder of slice counts around ``row_few_splits``' (1, a
+quarter, a half, the rule's, twice, four times, the most, and one pass deep: ``row_few_pass_splits``); where B's
+rows start 16-byte aligned (n % 4 == 0), ROW_VEC at its own rule; cuBLAS (fp32, TF32 off). Where the plan is
+ROW_FEW, the ladder's entry at the rule's count is the same call as the plan's: the two are an A/A pair that shows
+the timer's noise on these short calls. It prints a line a shape and a summary, and writes every median to a JSON
+record (after each shape).
 
-    python scripts/sgemm_row_few_probe.py [--count 60] [--seed 2026] [--runs 7] [--out record.json]   (GPU)
+    python scripts/sgemm_row_few_probe.py [--count 80] [--seed 2027] [--runs 21] [--kmin 500] [--kmax 2000000]
+        [--out record.json]   (GPU)
 """
 
 from __future__ import annotations
@@ -22,20 +24,19 @@ import statistics
 import time
 
 
-def shapes(count: int, seed: int) -> list[tuple[int, int, int]]:
-    """``count`` one-row shapes: n uniform in 2..32, K log-uniform in 500..2000000."""
+def shapes(count: int, seed: int, kmin: int, kmax: int) -> list[tuple[int, int, int]]:
+    """``count`` one-row shapes: n uniform in 2..32, K log-uniform in kmin..kmax."""
     rng = random.Random(seed)
-    return [(1, rng.randint(2, 32), int(10 ** rng.uniform(math.log10(500), math.log10(2_000_000))))
-            for _ in range(count)]
+    return [(1, rng.randint(2, 32), int(10 ** rng.uniform(math.log10(kmin), math.log10(kmax)))) for _ in range(count)]
 
 
 def ladder(k: int, few, rule: int) -> list[int]:
     """The slice counts ROW_FEW is timed at: of those it can take, the nearest to 1, rule/4, rule/2, rule, 2 rule,
-    4 rule and the most."""
+    4 rule, one pass deep and the most."""
     from util import sgemm as S
 
     counts = S.thin_slice_counts(k, few)
-    targets = (1, rule / 4, rule / 2, rule, 2 * rule, 4 * rule, counts[-1])
+    targets = (1, rule / 4, rule / 2, rule, 2 * rule, 4 * rule, S.row_few_pass_splits(k, few), counts[-1])
     return sorted({min(counts, key=lambda s: abs(math.log(s / t))) for t in targets})
 
 
@@ -59,25 +60,30 @@ def geomean(xs) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=60)
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--count", type=int, default=80)
+    ap.add_argument("--seed", type=int, default=2027)
+    ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--kmin", type=int, default=500)
+    ap.add_argument("--kmax", type=int, default=2_000_000)
     ap.add_argument("--out", default="row_few_record.json")
     args = ap.parse_args()
 
     import util
     from util import sgemm as S
+    from util import sgemm_thin as T
     from util.bench import Registry
 
     if util.SIMULATED:
         raise SystemExit("needs a GPU: the point is GPU time (the simulator's wall time says nothing)")
     sms = S._sms()
     record, t0 = [], time.perf_counter()
-    todo = shapes(args.count, args.seed)
+    if not 1 <= args.kmin <= args.kmax:
+        raise SystemExit(f"--kmin and --kmax need 1 <= kmin <= kmax; got {args.kmin}, {args.kmax}")
+    todo = shapes(args.count, args.seed, args.kmin, args.kmax)
     for i, (m, n, k) in enumerate(todo):
         plan, before = S.plan(m, n, k), before_plan(m, n, k, sms)
-        few = next(t for t in S.ROW_FEWS if t.cb >= n)
-        rule = S.row_few_splits(k, few)
+        few = T.row_few_for(n)
+        rule, deep = S.row_few_splits(k, few), S.row_few_pass_splits(k, few)
         steps = ladder(k, few, rule)
         reg = Registry()
         S.register(reg, "plan", "plan C")
@@ -93,7 +99,7 @@ def main() -> None:
         wrong = [r.name for r in tab.results if not r.correct]
         us = {("cuBLAS" if r.name == tab.baseline else r.name): round(r.median * 1e6, 3) for r in tab.results}
         record.append({"shape": [m, n, k], "plan": f"{plan.tile.name} x {plan.splits}",
-                       "before": f"{before.tile.name} x {before.splits}", "few": few.name, "rule": rule,
+                       "before": f"{before.tile.name} x {before.splits}", "few": few.name, "rule": rule, "deep": deep,
                        "ladder": steps, "vec": None if vec is None else f"{vec.tile.name} x {vec.splits}",
                        "us": us, "wrong": wrong})
         best = min(steps, key=lambda s: us[f"few s={s}"])
@@ -110,7 +116,7 @@ def main() -> None:
                                 ".py); us: medians of one interleaved, verified run",
                        "device": util.device_name(), "sms": sms, "versions": util.versions_line(),
                        "command": f"python scripts/sgemm_row_few_probe.py --count {args.count} --seed {args.seed} "
-                                  f"--runs {args.runs}",
+                                  f"--runs {args.runs} --kmin {args.kmin} --kmax {args.kmax}",
                        "shapes": record}, f, indent=0)
 
     ok = [r for r in record if not r["wrong"]]
@@ -128,6 +134,10 @@ def main() -> None:
     print(f"numba / C at the plan: geomean {geomean(twin):.3f}, max {max(twin):.3f}, {sum(t > 1.02 for t in twin)} "
           f"of {len(twin)} above 1.02")
     print(f"ROW_FEW at the rule's slices / the ladder's fastest: geomean {geomean(fit):.3f}, max {max(fit):.3f}")
+    split = [r["us"][f"few s={r['rule']}"] / r["us"][f"few s={r['deep']}"] for r in ok if r["rule"] != r["deep"]]
+    if split:
+        print(f"one slice where a split saves at most {S.ROW_FEW_SPLIT_PASSES} passes, against one pass a slice, on "
+              f"{len(split)} shapes: time geomean {geomean(split):.3f}, {min(split):.3f}..{max(split):.3f}")
     if aa:
         print(f"A/A (the plan and the ladder's same call): geomean {geomean(aa):.3f}, {min(aa):.3f}..{max(aa):.3f}, "
               f"{sum(abs(x - 1) > 0.02 for x in aa)} of {len(aa)} apart by more than 2%")

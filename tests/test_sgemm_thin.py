@@ -19,6 +19,12 @@ from util.sass import analyze
 from util.splitk import fuses, slices_a_round
 from util.verify import Problem
 
+
+def gm(xs):
+    """Geometric mean."""
+    xs = list(xs)
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
 pytestmark = pytest.mark.skipif(not util.SIMULATED, reason="small sizes for numba's simulator; the GPU probe is "
                                                            "scripts/sgemm_thin_probe.py")
 
@@ -50,12 +56,14 @@ pytestmark = pytest.mark.skipif(not util.SIMULATED, reason="small sizes for numb
     ((9, 1, 1030), T.COL_VEC, {"splits": 3, "fused": True}),            # the tiles' last blocks add the slices
     ((17, 1, 700), T.COL_VEC, {"splits": 3, "fuse": True, "va": True}),  # 16-byte loads, partial passes
     ((33, 1, 601), T.COL_VEC, {"splits": 5, "fuse": False, "wide": True}),  # the second kernel; 64-bit
-    ((1, 7, 3000), T.ROW_FEWS[2], {"fused": True}),        # one row, few columns: 3 slices of one pass, then a partial
+    ((1, 7, 3000), T.ROW_FEWS[2], {"splits": 3, "fuse": True}),  # slices of 1024, 1024, 952 rows: the last partial
     ((1, 2, 33), T.ROW_FEWS[0], {}),                       # K under one step of 32 rows: the partial pass only
     ((1, 5, 1), T.ROW_FEWS[2], {}),                        # K = 1; slots 5..7 past n
     ((1, 3, 5000), T.ROW_FEWS[1], {"splits": 2, "fuse": False, "wide": True}),  # the second kernel; 64-bit
     ((1, 16, 1100), T.ROW_FEWS[3], {"splits": 2, "fuse": True}),  # every slot live, whole and partial passes
     ((1, 31, 700), T.ROW_FEWS[4], {}),                     # 31 of 32 slots; a warp's row spans lanes
+    ((1, 2, 9000), T.ROW_FEWS[0], {"splits": 2, "fuse": True}),  # 16 steps a pass: a whole pass and a partial a slice
+    ((1, 32, 1000), T.ROW_FEWS[4], {"splits": 4, "fuse": True}),  # every slot live, one step a pass, 4 slices fused
 ])
 def test_thin_kernels_are_correct(shape, thin, options):
     p = Problem(*shape, seed=7)
@@ -166,7 +174,8 @@ def test_the_plan_takes_a_thin_kernel_where_c_has_few_rows_or_columns():
     for shape, kind in [((1, 4, 4096), "rows"), ((3, 12, 4096), "rows"), ((1, 3, 4096), "cols"), ((2, 7, 4096), "cols"),
                         ((12, 12, 4096), "cols"), ((20, 12, 4096), "cols")]:
         assert S.thin_choice(*shape).kind == kind, shape
-        assert S.plan(*shape, sms=132).tile.kind == kind or (shape[0] == 1 and S.plan(*shape, sms=132).tile.few), shape
+        tile = S.plan(*shape, sms=132).tile
+        assert tile == T.row_few_for(shape[1]) if shape[0] == 1 else tile.kind == kind, shape
     assert S.plan(1, 1, 1_000_000, sms=132).tile == T.COL_VEC
     assert S.plan(2, 8, 2_000_000, sms=132).tile in S.NARROW_TILES  # slices of at most 2048: more than MAX_SPLITS
     p = S.plan(16, 4096, 4096, sms=132, tile=T.Thin("rows", 16))
@@ -343,46 +352,81 @@ def test_the_thin_choice_holds_to_its_record():
         thin = S.thin_choice(m, n, k)
         rule.append(us["tiled" if thin is None else thin.kind] / best)
         reads.append(us.get(reads_kind(m, n, k), us["tiled"]) / best)  # "tiled" where its slices cannot hold K
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
     assert len(rule) == 468
     assert (round(gm(rule), 3), round(max(rule), 2)) == (1.016, 1.21)
     assert (round(gm(reads), 3), round(max(reads), 2)) == (1.056, 2.87)
 
 
-def test_row_few_holds_to_its_record():
-    """ROW_FEW's choice and slices (util.sgemm.row_few_choice, ROW_FEW_VEC_MAX, row_few_splits) against their timed
-    record (data/sgemm_row_few_nvidia_h200.json, scripts/sgemm_row_few_probe.py): 80 one-row shapes drawn at random,
-    every variant verified; the record's plans are the rule's today. ROW_FEW at the rule's slices takes 1.006x the
-    time of the fastest count of its ladder (geomean; 1.19x at most), half as many slices 1.07x, twice as many 1.03x;
-    where B's rows are aligned, ROW_VEC takes longer than ROW_FEW at 4-16 columns and less at 20-32; the plan takes
-    0.33x the time of the plan before ROW_FEW at 2-3 unaligned columns, 0.63x at 17-32."""
+def _row_few_record(name):
     import json
     from pathlib import Path
 
-    record = json.loads((Path(__file__).parents[1] / "data" / "sgemm_row_few_nvidia_h200.json").read_text())
-    shapes = record["shapes"]
-    assert len(shapes) == 80 and not [r["shape"] for r in shapes if r["wrong"]]
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
+    record = json.loads((Path(__file__).parents[1] / "data" / name).read_text())
+    assert len(record["shapes"]) == 80 and not [r["shape"] for r in record["shapes"] if r["wrong"]]
+    for r in record["shapes"]:  # the record's plans and slices are the rule's today
+        (m, n, k) = r["shape"]
+        p = S.plan(m, n, k, sms=record["sms"])
+        few = T.row_few_for(n)
+        assert f"{p.tile.name} x {p.splits}" == r["plan"], (r["shape"], p)
+        assert (few.name, S.row_few_splits(k, few), S.row_few_pass_splits(k, few)) == (r["few"], r["rule"], r["deep"])
+    return record["shapes"]
+
+
+def _pass_and_split_us(shapes):
+    """Least squares over the ladders of the shapes with K < 20000: time = the shape's own base + p x (passes in the
+    deepest slice) + F x (K split or not); returns (p, F) in us."""
+    rows = [(i, S.row_few_passes(r["shape"][2], T.row_few_for(r["shape"][1]), s), s > 1, r["us"][f"few s={s}"])
+            for i, r in enumerate(shapes) if r["shape"][2] < 20000 for s in r["ladder"]]
+    ids = sorted({i for i, *_ in rows})
+    x = np.zeros((len(rows), len(ids) + 2))
+    for j, (i, passes, split, _) in enumerate(rows):
+        x[j, ids.index(i)], x[j, -2], x[j, -1] = 1, passes, split
+    coef = np.linalg.lstsq(x, np.array([us for *_, us in rows]), rcond=None)[0]
+    return coef[-2], coef[-1]
+
+
+def test_row_few_holds_to_its_record():
+    """ROW_FEW's choice and slices (util.sgemm.row_few_choice, ROW_FEW_VEC_MAX, row_few_splits, ROW_FEW_SPLIT_PASSES)
+    against their timed record (data/sgemm_row_few_nvidia_h200.json, scripts/sgemm_row_few_probe.py): 80 one-row
+    shapes drawn at random, K of 500 to 2000000, every variant verified. ROW_FEW at the rule's slices takes 1.004x
+    the time of the fastest count of its ladder (geomean; 1.07x at most); where they differ from the rule's, half as
+    many slices take 1.08x, twice as many 1.10x; a pass costs 0.79 us and a split 1.68 us (fitted), so a split pays
+    where it saves more than 2 passes; where B's rows are aligned, ROW_VEC takes longer than ROW_FEW at 4-16 columns
+    and less at 20-32; where they are not, the plan takes 0.52x the time of the plan before ROW_FEW at 4-8 columns,
+    0.56x at 9-16, 0.63x at 17-32 (0.33x on the two shapes with 2-3)."""
+    shapes = _row_few_record("sgemm_row_few_nvidia_h200.json")
     fit, half, double, vec_narrow, vec_wide, before = [], [], [], [], [], {}
     for r in shapes:
-        (m, n, k), us = r["shape"], r["us"]
-        p = S.plan(m, n, k, sms=record["sms"])
-        assert f"{p.tile.name} x {p.splits}" == r["plan"], (r["shape"], p)
-        few = S.row_few_choice(m, n) or next(t for t in T.ROW_FEWS if t.cb >= n)
-        assert (few.name, S.row_few_splits(k, few)) == (r["few"], r["rule"])
+        n, us = r["shape"][1], r["us"]
         at = lambda s: us[f"few s={s}"]  # noqa: E731
         near = lambda f: min(r["ladder"], key=lambda s: abs(math.log(s / (f * r["rule"]))))  # noqa: E731
         fit.append(at(r["rule"]) / min(map(at, r["ladder"])))
-        half.append(at(near(0.5)) / at(r["rule"]))
-        double.append(at(near(2)) / at(r["rule"]))
+        half += [at(near(0.5)) / at(r["rule"])] if near(0.5) != r["rule"] else []
+        double += [at(near(2)) / at(r["rule"])] if near(2) != r["rule"] else []
         if r["vec"]:
             (vec_narrow if n <= S.ROW_FEW_VEC_MAX else vec_wide).append(us["vec"] / at(r["rule"]))
         else:
             before.setdefault(next(b for b in (3, 8, 16, 32) if n <= b), []).append(us["plan"] / us["before"])
-    assert (round(gm(fit), 3), round(max(fit), 2)) == (1.006, 1.19)
-    assert (round(gm(half), 2), round(gm(double), 2)) == (1.07, 1.03)
-    assert gm(vec_narrow) > 1 > gm(vec_wide) and (len(vec_narrow), len(vec_wide)) == (12, 9)
-    assert {b: round(gm(x), 2) for b, x in before.items()} == {3: 0.33, 8: 0.51, 16: 0.56, 32: 0.63}
+    assert (round(gm(fit), 3), round(max(fit), 2)) == (1.004, 1.07)
+    assert (len(half), round(gm(half), 2), len(double), round(gm(double), 2)) == (71, 1.08, 32, 1.10)
+    assert (len(vec_narrow), round(gm(vec_narrow), 2), len(vec_wide), round(gm(vec_wide), 2)) == (12, 1.10, 9, 0.93)
+    assert {b: (len(x), round(gm(x), 2)) for b, x in before.items()} == {3: (2, 0.33), 8: (9, 0.52), 16: (18, 0.56),
+                                                                        32: (30, 0.63)}
+    p, f = _pass_and_split_us(shapes)
+    assert (round(p, 2), round(f, 2), int(f / p)) == (0.79, 1.68, S.ROW_FEW_SPLIT_PASSES)
+
+
+def test_row_few_splits_hold_on_a_later_draw():
+    """ROW_FEW_SPLIT_PASSES on 80 one-row shapes with K of 300 to 15000 drawn after it was set
+    (data/sgemm_row_few_short_k_nvidia_h200.json): the fit gives a pass 0.81 us and a split 1.63 us; on the 20 shapes
+    where the rule keeps one slice, one pass a slice takes 1.09x its time (geomean), and the rule's slices take 1.004x
+    the time of the ladder's fastest."""
+    shapes = _row_few_record("sgemm_row_few_short_k_nvidia_h200.json")
+    deep = [r["us"][f"few s={r['deep']}"] / r["us"][f"few s={r['rule']}"] for r in shapes if r["deep"] != r["rule"]]
+    fit = [r["us"][f"few s={r['rule']}"] / min(r["us"][f"few s={s}"] for s in r["ladder"]) for r in shapes]
+    assert (len(deep), round(gm(deep), 2), round(gm(fit), 3)) == (20, 1.09, 1.004)
+    p, f = _pass_and_split_us(shapes)
+    assert (round(p, 2), round(f, 2), int(f / p)) == (0.81, 1.63, S.ROW_FEW_SPLIT_PASSES)
 
 
 def test_a_thin_kernel_refuses_an_fma_order_and_writes_nothing():
@@ -559,34 +603,44 @@ def test_col_vec_machine_code():
                     assert report.spills == "none" and report.local_bytes == 0, (va, wide, fuse, name, report.spills)
 
 
-def test_one_row_few_columns_takes_row_few_one_pass_a_slice():
+def test_one_row_few_columns_takes_row_few():
     """C with one row and 2..32 columns: ROW_FEW, the narrowest width that covers n (but ROW_VEC for 20-32 columns
-    whose rows start 16-byte aligned), its slices one pass of its loop deep (``Thin.kmin``) or MAX_SPLITS of them;
-    forced only on one row and at most its width."""
+    whose rows start 16-byte aligned, where rows/1's slices hold K), its slices one pass of its loop deep (``Thin.kmin``)
+    or MAX_SPLITS of them where that saves more than ROW_FEW_SPLIT_PASSES passes, else one; forced only on one row
+    and at most its width."""
     for n in range(2, 33):
         for b_aligned in (True, False):
             p = S.plan(1, n, 50000, sms=132, aligned=(True, b_aligned, True))
             vec = n > S.ROW_FEW_VEC_MAX and n % 4 == 0 and b_aligned
-            want = next(t for t in T.ROW_FEWS if t.cb >= n)
-            assert (p.tile in T.ROW_VECS) if vec else p.tile == want, (n, b_aligned, p)
+            assert (p.tile in T.ROW_VECS) if vec else p.tile == T.row_few_for(n), (n, b_aligned, p)
     for shape, name, splits, kslice in [((1, 7, 131072), "rows/1k8", 128, 1024),   # one pass: 4 steps of 256 rows
                                         ((1, 2, 1000000), "rows/1k2", 245, 4096),  # 16 steps a pass; MAX_SPLITS
-                                        ((1, 11, 1000), "rows/1k16", 2, 512),      # a pass and a partial one
-                                        ((1, 4, 100), "rows/1k4", 1, 256),         # K under a pass
-                                        ((1, 31, 300000), "rows/1k32", 235, 1280)]:  # MAX_SPLITS: 5 passes a slice
+                                        ((1, 31, 300000), "rows/1k32", 235, 1280),  # MAX_SPLITS: 5 passes a slice
+                                        ((1, 32, 1500000), "rows/1k32", 255, 5888),  # aligned, past rows/1's reach
+                                        ((1, 21, 943), "rows/1k32", 4, 256),       # 4 passes: a split saves 3
+                                        ((1, 21, 617), "rows/1k32", 1, 768),       # 3 passes: a split saves 2
+                                        ((1, 11, 1000), "rows/1k16", 1, 1024),     # a pass and a partial one
+                                        ((1, 4, 100), "rows/1k4", 1, 256)]:        # K under a pass
         p = S.plan(*shape, sms=132)
         assert (p.tile.name, p.splits, p.kslice) == (name, splits, kslice), (shape, p)
         quanta = S.cdiv(shape[2], p.tile.BK)
-        assert p.kslice == min(quanta * p.tile.BK, max(p.tile.kmin, S.cdiv(quanta, S.MAX_SPLITS) * p.tile.BK))
+        deep = min(quanta * p.tile.BK, max(p.tile.kmin, S.cdiv(quanta, S.MAX_SPLITS) * p.tile.BK))
+        saved = S.cdiv(quanta, p.tile.steps) - S.cdiv(deep // p.tile.BK, p.tile.steps)
+        assert p.kslice == (deep if saved > S.ROW_FEW_SPLIT_PASSES else quanta * p.tile.BK), shape
+    assert S.thin_choice(1, 32, 1500000) is None  # rows/1's slices cannot hold K: ROW_FEW, not the tiles
     assert S.plan(1, 1, 5000, sms=132).tile == T.COL_VEC and S.plan(1, 33, 5000, sms=132).tile == T.Thin("rows", 1)
     assert S.plan(2, 7, 5000, sms=132).tile.name == "cols/8"
     assert [t.steps for t in T.ROW_FEWS] == [16, 8, 4, 2, 1] and all(t.kmin == t.steps * t.BK for t in T.ROW_FEWS)
     with pytest.raises(ValueError, match="ROW_FEW"):
         S.plan(2, 7, 5000, tile=T.ROW_FEWS[2])
-    with pytest.raises(ValueError, match="ROW_FEW"):
+    with pytest.raises(ValueError, match="or a wider one"):
         S.plan(1, 9, 5000, tile=T.ROW_FEWS[2])
+    with pytest.raises(ValueError, match=r"Thin\('rows', 1\)$"):
+        S.plan(1, 33, 5000, tile=T.ROW_FEWS[4])
     with pytest.raises(ValueError, match="few"):
         T.Thin("rows", 1, vec=True, cb=128, few=True)
+    with pytest.raises(ValueError, match="1..32 columns"):
+        T.row_few_for(33)
 
 
 @pytest.mark.parametrize("thin", T.ROW_FEWS, ids=lambda t: t.name)

@@ -51,7 +51,7 @@ from numba import float32, int32, int64, uint32, uint64  # noqa: E402 - after ut
 from .intrinsics import add_nsw, at_nc, ldg128_nc_at, shfl_xor
 from .memory import cdiv
 from . import sgemm_thin
-from .sgemm_thin import COL_VEC, ROW_FEWS, ROW_VEC, ROW_VECS, THINS, WIDTHS, Thin, thin_for
+from .sgemm_thin import COL_VEC, ROW_FEWS, ROW_VEC, ROW_VECS, THINS, WIDTHS, Thin, row_few_for, thin_for
 from .splitk import MAX_ELEMENTS, fuses, slices_a_round
 
 TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
@@ -406,8 +406,9 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     """The strategy for C (m x n) = A (m x k) @ B (k x n).
 
     One row and 2-32 columns (``row_few_choice``): ``ROW_FEW`` (lanes along k, B read as a flat array), its slices
-    one pass of its loop deep (``row_few_splits``); but ROW_VEC where B's rows start 16-byte aligned and C has more
-    than ``ROW_FEW_VEC_MAX`` columns.
+    one pass of its loop deep where that saves more than ``ROW_FEW_SPLIT_PASSES`` passes, else one
+    (``row_few_splits``); but ROW_VEC where B's rows start 16-byte aligned, C has more than ``ROW_FEW_VEC_MAX``
+    columns and rows/1's slices hold K (``thin_choice``).
     Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
     columns (rows where both and n >= ``ROWS_FIRST`` * m, else cols; none where the 16-row kernel would take C with
     at most ``ROWS16_MIN_COLS`` columns, or a cols kernel of 8 or 16 columns where k <= ``COLS_SHORT_K`` * n), one of
@@ -430,10 +431,11 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     clamped; forced slices go only to tiles they leave none empty).
     16-byte loads: of A when k % 4 == 0, of B when n % 4 == 0, and each only where ``aligned`` (A, B and C) says
     its array starts 16-byte aligned; 16-byte stores of C (``Plan.vc``) on the tiles with ``VC`` where B's loads
-    are 16-byte and C (or the workspace) is aligned. ``wide``: 64-bit offsets when an operand or the workspace has 2^31 elements or more.
-    ``tile`` may also force one of ``THINS`` (or ``ROW_VECS``, ``ROW_FEWS``, ``COL_VEC``), with or without ``splits``.
-    Where C has one row and B's rows start
-    16-byte aligned (n % 4 == 0 and ``aligned``), ``ROW_VEC`` (16-byte loads of B) takes rows/1's place; where C has
+    are 16-byte and C (or the workspace) is aligned. ``wide``: 64-bit offsets when an operand or the workspace has
+    2^31 elements or more. ``tile`` may also force one of ``THINS`` (or ``ROW_VECS``, ``ROW_FEWS``, ``COL_VEC``),
+    with or without ``splits``. Where thin_choice takes rows/1 for C with one row and B's rows start 16-byte aligned
+    (n % 4 == 0 and ``aligned``; with 2-32 columns only past ``ROW_FEW_VEC_MAX``), ``ROW_VEC`` (16-byte loads of B)
+    takes rows/1's place; where C has
     one column, ``COL_VEC`` takes cols/1's (16-byte loads of both operands where k % 4 == 0 and both start 16-byte
     aligned: ``va`` and ``vb``), both with their own ``THIN_WAVES_VEC``.
     With several slices, who adds them (``fuse_choice``; ``fuse`` forces it): for the thin kernels of
@@ -452,7 +454,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
                          f"ROW_VECS, ROW_FEWS or COL_VEC, got {tile!r}")
     if tile in ROW_FEWS and not (m == 1 and n <= tile.cb):
         raise ValueError(f"ROW_FEW ({tile.name}) takes C with one row and at most {tile.cb} columns; got m = {m}, "
-                         f"n = {n}: use Thin('rows', 1)" + (" or a wider one of ROW_FEWS" if m == 1 else ""))
+                         f"n = {n}: use Thin('rows', 1)" + (" or a wider one of ROW_FEWS" if m == 1 and
+                                                             n <= ROW_FEWS[-1].cb else ""))
     if tile in ROW_VECS and not (m == 1 and n % 4 == 0 and aligned[1]):
         raise ValueError(f"ROW_VEC ({tile.name}) takes C with one row and B whose rows start 16-byte aligned "
                          f"(n % 4 == 0, B aligned); got m = {m}, n = {n}, B aligned: {aligned[1]}: use Thin('rows', 1)")
@@ -480,7 +483,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
     if isinstance(tile, Thin):
         return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced", aligned, fuse), fuse)
-    one_row = row_few_choice(m, n, aligned[1]) if tile is None and splits is None and thin else None
+    one_row = row_few_choice(m, n, k, aligned[1]) if tile is None and splits is None and thin else None
     if one_row is not None:
         return _fused(_thin_plan(m, n, k, one_row, sms, None, wide, f"C has one row and {n} columns", aligned, fuse),
                       fuse)
@@ -651,31 +654,56 @@ def thin_kernel(m: int, n: int, k: int, thin: Thin, sms: int, b_aligned: bool = 
 
 
 # ROW_FEW takes C with one row and 2..FEW_WIDTHS[-1] columns, but for more than ROW_FEW_VEC_MAX columns with B's rows
-# 16-byte aligned (ROW_VEC's there). On 80 one-row shapes drawn at random (2-32 columns, K of 500 to 2000000; H200,
-# data/sgemm_row_few_nvidia_h200.json, scripts/sgemm_row_few_probe.py) where B's rows are not aligned the plan took
-# 0.33x the time of the plan before it (rows/1, cols/2, or the tiles where K passed the thin kernels' reach: 1 x 2 x
-# 1000000 had run at 16% of cuBLAS) at 2-3 columns, 0.51x at 4-8, 0.56x at 9-16, 0.63x at 17-32 (geomeans). Where B's rows are aligned, ROW_VEC
-# took 1.095x ROW_FEW's time at 4-16 columns (geomean of 12) and 0.935x at 20-32 (of 9)
+# 16-byte aligned where rows/1's slices hold K (ROW_VEC's there). On 80 one-row shapes drawn at random (2-32 columns,
+# K of 500 to 2000000; H200, data/sgemm_row_few_nvidia_h200.json, scripts/sgemm_row_few_probe.py), where B's rows are
+# not aligned the plan took 0.52x the time of the plan before it (rows/1, cols/2, or the tiles where K passed the thin
+# kernels' reach: 1 x 5 x 1092039 had run at 15% of cuBLAS) at 4-8 columns, 0.56x at 9-16, 0.63x at 17-32 (geomeans;
+# 0.33x on the two shapes with 2-3). Where B's rows are aligned, ROW_VEC took 1.099x ROW_FEW's time at 4-16 columns
+# (geomean of 12) and 0.933x at 20-32 (of 9); on 80 more with K of 300 to 15000
+# (data/sgemm_row_few_short_k_nvidia_h200.json), 1.144x (of 9) and 1.028x (of 15): at short K the line is not sharp
 ROW_FEW_VEC_MAX = 16
 
 
-def row_few_choice(m: int, n: int, b_aligned: bool = True) -> Thin | None:
-    """The one-row kernel for few columns (one of ROW_FEWS, the narrowest whose ``cb`` covers n) where C has one row
-    and 2..FEW_WIDTHS[-1] columns, but for more than ``ROW_FEW_VEC_MAX`` columns with B's rows 16-byte aligned (n % 4
-    == 0 and ``b_aligned``: ROW_VEC, through thin_choice); else None."""
-    if m != 1 or not 2 <= n <= ROW_FEWS[-1].cb or (n > ROW_FEW_VEC_MAX and n % 4 == 0 and b_aligned):
+def row_few_choice(m: int, n: int, k: int, b_aligned: bool = True) -> Thin | None:
+    """The one-row kernel for few columns (``row_few_for``) where C has one row and 2..FEW_WIDTHS[-1] columns, but
+    ROW_VEC (None: thin_choice's rows/1, then ``thin_kernel``) for more than ``ROW_FEW_VEC_MAX`` columns with B's
+    rows 16-byte aligned (n % 4 == 0 and ``b_aligned``) where rows/1's slices hold K; else None."""
+    if m != 1 or not 2 <= n <= ROW_FEWS[-1].cb:
         return None
-    return next(t for t in ROW_FEWS if t.cb >= n)
+    if n > ROW_FEW_VEC_MAX and n % 4 == 0 and b_aligned and thin_choice(m, n, k) is not None:
+        return None
+    return row_few_for(n)
+
+
+# ROW_FEW splits K only where that saves more than this many passes of its loop (whole or partial): a least-squares
+# fit of time = a shape's own base + p x (passes in the deepest slice) + F x (split or not) to the timed ladders of
+# the 40 shapes with K < 20000 of data/sgemm_row_few_nvidia_h200.json gave p = 0.79 us a pass and F = 1.68 us a split
+# (its slices added by the tiles' last block), F / p = 2.1 (tests/test_sgemm_thin.py refits it); on the 80 shapes of
+# K 300 to 15000 drawn after it (data/sgemm_row_few_short_k_nvidia_h200.json), 0.81 and 1.63 us, F / p = 2.0, and
+# on the 20 of them where this rule keeps one slice, one pass a slice took 1.092x its time (geomean; 0.951-1.191)
+ROW_FEW_SPLIT_PASSES = 2
+
+
+def row_few_pass_splits(k: int, thin: Thin) -> int:
+    """ROW_FEW's slices one pass of its loop deep (``Thin.kmin``: steps x BK rows, FEW_LOADS loads of B a lane in
+    flight), or the most there are (MAX_SPLITS)."""
+    quanta = cdiv(k, thin.BK)
+    return max(s for s in thin_slice_counts(k, thin) if s == 1 or cdiv(quanta, s) * thin.BK >= thin.kmin)
+
+
+def row_few_passes(k: int, thin: Thin, splits: int) -> int:
+    """The passes of ROW_FEW's loop (whole or partial) in the deepest of ``splits`` slices of K."""
+    return cdiv(cdiv(cdiv(k, thin.BK), splits), thin.steps)
 
 
 def row_few_splits(k: int, thin: Thin) -> int:
-    """ROW_FEW's slices: each one pass of its loop deep (``Thin.kmin``: steps x BK rows, FEW_LOADS loads of B a lane
-    in flight), or the most there are (MAX_SPLITS). Of a ladder of 3-7 counts timed on each of 80 one-row shapes
-    drawn at random, the fastest took 1/1.006 of this count's time (geomean; 1/1.19 at the most, 1 x 15 x 880: one
-    slice against two); half as many slices took 1.072x its time, twice as many 1.031x (H200,
-    data/sgemm_row_few_nvidia_h200.json)."""
-    quanta = cdiv(k, thin.BK)
-    return max(s for s in thin_slice_counts(k, thin) if s == 1 or cdiv(quanta, s) * thin.BK >= thin.kmin)
+    """ROW_FEW's slices: one pass deep (``row_few_pass_splits``) where that saves more than ``ROW_FEW_SPLIT_PASSES``
+    passes against one slice; else one slice. On the 80 shapes of data/sgemm_row_few_nvidia_h200.json, the fastest
+    of a ladder of 3-8 counts took 1/1.004 of this count's time (geomean; 1/1.066 at the most); where they differ
+    from it, half as many slices took 1.083x its time (71 shapes), twice as many 1.099x (32); on those of
+    data/sgemm_row_few_short_k_nvidia_h200.json, 1/1.004 (1/1.19 at the most), 1.115x (49) and 1.118x (49) (H200)."""
+    deep = row_few_pass_splits(k, thin)
+    return deep if row_few_passes(k, thin, 1) - row_few_passes(k, thin, deep) > ROW_FEW_SPLIT_PASSES else 1
 
 
 def row_vec_choice(n: int, k: int, sms: int) -> Thin:

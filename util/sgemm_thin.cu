@@ -320,7 +320,8 @@ gemm_cols_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
                 float* __restrict__ dst, int* flags, int m, int n, int k, int kslice) {
     const unsigned t = threadIdx.x, lane = t % 32, w = t / 32;
     const off_t_ r0 = (off_t_)blockIdx.y * BMV + w * CROWS;  // this warp's rows r0, r0 + 1, ...
-    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
+    // kend: kb + kslice may pass int32
+    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = kb + min((off_t_)kslice, (off_t_)k - kb);
     off_t_ pa[CROWS];  // offsets of this warp's rows (a row past m: the last row; not stored)
     #pragma unroll
     for (int i = 0; i < CROWS; ++i) pa[i] = min(r0 + i, (off_t_)m - 1) * k;
@@ -378,7 +379,8 @@ gemm_rows_few_c(const float* __restrict__ a, const float* __restrict__ b, float*
     __shared__ float red[NW][32 * S];  // each warp's 32 x n sums, row-major
     __shared__ float part[NW][S];      // each warp's column sums
     const unsigned t = threadIdx.x, w = t / 32, lane = t % 32, un = n;
-    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
+    // kend: kb + kslice may pass int32
+    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = kb + min((off_t_)kslice, (off_t_)k - kb);
     int src[S];  // slot u's row in the warp's 32, the lane holding its A value (a slot past n: any lane; its B is 0)
     float acc[S];
     #pragma unroll
@@ -405,7 +407,8 @@ gemm_rows_few_c(const float* __restrict__ a, const float* __restrict__ b, float*
             av[v] = rv + lane < kend ? a[rv + lane] : 0.0f;
             #pragma unroll
             for (int u = 0; u < S; ++u)
-                bv[v][u] = (unsigned)u < un && (off_t_)(lane + 32 * u) < lim ? __ldcs(b + pb + v * stepb + 32 * u) : 0.0f;
+                bv[v][u] = (unsigned)u < un && (off_t_)(lane + 32 * u) < lim
+                               ? __ldcs(b + pb + v * stepb + 32 * u) : 0.0f;
         }
         few_fma(acc, av, bv, src);
     }

@@ -33,7 +33,7 @@ along k and read B as the flat array it is: a warp's 32 rows are 32 n contiguous
 l + 32 u (a warp's 4-byte load one 128-byte line, whatever n's alignment), which keeps its column (l + 32 u) % n as
 the warp steps by 32 rows; each lane loads A's value of one row, and a slot takes its row's from that lane by a
 shuffle. At the end each warp adds its 32 x n sums column by column in shared memory, then the block's warps in warp
-order. Its slices are one pass of its loop deep (``util.sgemm.row_few_splits``).
+order. Its slices are one pass of its loop deep, or one slice where K takes few passes (``util.sgemm.row_few_splits``).
 
 K is split over blockIdx.z into slices of at most ``Thin.kmax`` k-steps (what the shared buffer holds); the
 slices' sums go through ``util.sgemm``'s workspace and are added by its split-K sum or, with ``fuse``, by each output
@@ -102,7 +102,8 @@ class Thin:
         """launch_bounds' second argument, the blocks an SM the registers must allow: the most of 8, 6, 5, 4 (64,
         80, 96, 128 registers a thread) at which ptxas needs no local memory for either twin, 32- or 64-bit offsets
         (sm_90; tests/test_sgemm_thin.py checks it; one exception: rows/16's C twin with 64-bit offsets spills 8 B
-        even at 4; ROW_VEC is one block of 1024 threads an SM, 64 registers). These kernels are bound by the large
+        even at 4; ROW_VEC is one block of 1024 threads an SM, 64 registers; ROW_FEW, 256 threads, 2: up to 128
+        registers). These kernels are bound by the large
         operand's loads in flight, so more resident blocks is more bytes in flight an SM; both twins get the same
         bounds."""
         return _MINB[self.name]
@@ -151,7 +152,7 @@ class Thin:
     @property
     def BK(self) -> int:
         """K slices are whole multiples of this: a group of 4 k-steps (rows), a pass of 32 (cols); COL_VEC, a
-        warp's 16-byte loads of a row (128: slices start 16-byte aligned)."""
+        warp's 16-byte loads of a row (128: slices start 16-byte aligned); ROW_FEW, a step of its warps' 32 rows."""
         if self.kind == "cols" and self.vec:
             return 128
         if self.few:
@@ -200,9 +201,7 @@ class Thin:
     @property
     def shared_floats(self) -> int:
         """The block's shared buffer: the small operand's slice; for ``rows`` then warps 1..3's sums (``vec``: the
-        warps' sums only)."""
-        if self.few:
-            return FEW_WARPS * 33 * self.cb
+        warps' sums only; ROW_FEW sizes its own)."""
         if self.vec:
             return VEC_WARPS * 128 if self.kind == "rows" else 0
         if self.kind == "rows":
@@ -281,6 +280,13 @@ FEW_WARPS = 8
 FEW_LOADS = 32
 FEW_WIDTHS = (2, 4, 8, 16, 32)
 ROW_FEWS = tuple(Thin("rows", 1, vec=True, cb=cb, few=True) for cb in FEW_WIDTHS)
+
+
+def row_few_for(n: int) -> Thin:
+    """The narrowest of ROW_FEWS whose ``cb`` covers n (1..FEW_WIDTHS[-1]) columns."""
+    if not 1 <= n <= FEW_WIDTHS[-1]:
+        raise ValueError(f"ROW_FEW takes 1..{FEW_WIDTHS[-1]} columns, got {n}")
+    return next(t for t in ROW_FEWS if t.cb >= n)
 
 
 def thin_for(m: int, n: int, kind: str) -> Thin:
@@ -557,7 +563,7 @@ def _rows_few(thin: Thin, wide: bool, fuse: bool):
         un = uint32(n)
         nn, kk = OFF(n), OFF(k)
         kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
-        kend = min(add_nsw(kb, OFF(kslice)), kk)
+        kend = add_nsw(kb, min(OFF(kslice), add_nsw(kk, mul_nsw(kb, OFF(-1)))))  # kb + kslice may pass int32
         src = cuda.local.array(S, int32)  # slot u's row in the warp's 32, the lane holding its A value
         for u in range(S):
             src[u] = int32((lane + uint32(32 * u)) // un % uint32(32))  # (a slot past n: any lane; its B is 0)
@@ -770,7 +776,7 @@ def _cols_vec(thin: Thin, wide: bool, fuse: bool, va: bool):
         kk = OFF(k)
         r0 = add_nsw(mul_nsw(OFF(cuda.blockIdx.y), OFF(BM)), OFF(w * uint32(RW)))  # this warp's rows r0, r0 + 1, ...
         kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
-        kend = min(add_nsw(kb, OFF(kslice)), kk)
+        kend = add_nsw(kb, min(OFF(kslice), add_nsw(kk, mul_nsw(kb, OFF(-1)))))  # kb + kslice may pass int32
         pa = cuda.local.array(RW, OFF)  # offsets of this warp's rows (a row past m: the last row; not stored)
         for i in range(RW):
             pa[i] = mul_nsw(min(add_nsw(r0, OFF(i)), add_nsw(mm, OFF(-1))), kk)
