@@ -628,6 +628,9 @@ def test_one_row_few_columns_takes_row_few():
         saved = S.cdiv(quanta, p.tile.steps) - S.cdiv(deep // p.tile.BK, p.tile.steps)
         assert p.kslice == (deep if saved > S.ROW_FEW_SPLIT_PASSES else quanta * p.tile.BK), shape
     assert S.thin_choice(1, 32, 1500000) is None  # rows/1's slices cannot hold K: ROW_FEW, not the tiles
+    near = 2**31 - 1000  # one column forced: B's offsets stay in int32, the last slice's end kb + kslice does not
+    assert S.plan(1, 1, near, sms=132, tile=T.ROW_FEWS[0]).wide and not S.plan(1, 1, near - 10**6, sms=132,
+                                                                                tile=T.ROW_FEWS[0]).wide
     assert S.plan(1, 1, 5000, sms=132).tile == T.COL_VEC and S.plan(1, 33, 5000, sms=132).tile == T.Thin("rows", 1)
     assert S.plan(2, 7, 5000, sms=132).tile.name == "cols/8"
     assert [t.steps for t in T.ROW_FEWS] == [16, 8, 4, 2, 1] and all(t.kmin == t.steps * t.BK for t in T.ROW_FEWS)

@@ -844,8 +844,9 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 
     def offsets_wide(s: int) -> bool:
         """The largest offset formed (loaded or not) with s slices passes int32: A's and B's offsets end within
-        thin.reach k-steps past k; the workspace."""
-        return max(m * k + thin.reach, (k + thin.reach) * n, s * m * n if s > 1 else 0) > INT32_MAX
+        thin.reach k-steps past k; the last slice's end (kb + kslice, which may pass k); the workspace."""
+        return max(m * k + thin.reach, (k + thin.reach) * n, s * cdiv(quanta, s) * thin.BK,
+                   s * m * n if s > 1 else 0) > INT32_MAX
 
     moved = ""
     if splits is None:

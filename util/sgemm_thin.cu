@@ -320,8 +320,7 @@ gemm_cols_vec_c(const float* __restrict__ a, const float* __restrict__ b, float*
                 float* __restrict__ dst, int* flags, int m, int n, int k, int kslice) {
     const unsigned t = threadIdx.x, lane = t % 32, w = t / 32;
     const off_t_ r0 = (off_t_)blockIdx.y * BMV + w * CROWS;  // this warp's rows r0, r0 + 1, ...
-    // kend: kb + kslice may pass int32
-    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = kb + min((off_t_)kslice, (off_t_)k - kb);
+    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
     off_t_ pa[CROWS];  // offsets of this warp's rows (a row past m: the last row; not stored)
     #pragma unroll
     for (int i = 0; i < CROWS; ++i) pa[i] = min(r0 + i, (off_t_)m - 1) * k;
@@ -379,8 +378,7 @@ gemm_rows_few_c(const float* __restrict__ a, const float* __restrict__ b, float*
     __shared__ float red[NW][32 * S];  // each warp's 32 x n sums, row-major
     __shared__ float part[NW][S];      // each warp's column sums
     const unsigned t = threadIdx.x, w = t / 32, lane = t % 32, un = n;
-    // kend: kb + kslice may pass int32
-    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = kb + min((off_t_)kslice, (off_t_)k - kb);
+    const off_t_ kb = (off_t_)blockIdx.z * kslice, kend = min(kb + kslice, (off_t_)k);
     int src[S];  // slot u's row in the warp's 32, the lane holding its A value (a slot past n: any lane; its B is 0)
     float acc[S];
     #pragma unroll

@@ -563,7 +563,7 @@ def _rows_few(thin: Thin, wide: bool, fuse: bool):
         un = uint32(n)
         nn, kk = OFF(n), OFF(k)
         kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
-        kend = add_nsw(kb, min(OFF(kslice), add_nsw(kk, mul_nsw(kb, OFF(-1)))))  # kb + kslice may pass int32
+        kend = min(add_nsw(kb, OFF(kslice)), kk)
         src = cuda.local.array(S, int32)  # slot u's row in the warp's 32, the lane holding its A value
         for u in range(S):
             src[u] = int32((lane + uint32(32 * u)) // un % uint32(32))  # (a slot past n: any lane; its B is 0)
@@ -776,7 +776,7 @@ def _cols_vec(thin: Thin, wide: bool, fuse: bool, va: bool):
         kk = OFF(k)
         r0 = add_nsw(mul_nsw(OFF(cuda.blockIdx.y), OFF(BM)), OFF(w * uint32(RW)))  # this warp's rows r0, r0 + 1, ...
         kb = mul_nsw(OFF(cuda.blockIdx.z), OFF(kslice))
-        kend = add_nsw(kb, min(OFF(kslice), add_nsw(kk, mul_nsw(kb, OFF(-1)))))  # kb + kslice may pass int32
+        kend = min(add_nsw(kb, OFF(kslice)), kk)
         pa = cuda.local.array(RW, OFF)  # offsets of this warp's rows (a row past m: the last row; not stored)
         for i in range(RW):
             pa[i] = mul_nsw(min(add_nsw(r0, OFF(i)), add_nsw(mm, OFF(-1))), kk)
