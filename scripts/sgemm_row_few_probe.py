@@ -11,7 +11,7 @@ the timer's noise on these short calls. It prints a line a shape and a summary, 
 record (after each shape).
 
     python scripts/sgemm_row_few_probe.py [--count 80] [--seed 2027] [--runs 21] [--kmin 500] [--kmax 2000000]
-        [--out record.json]   (GPU)
+        [--widths N ...] [--out record.json]   (GPU)
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ import statistics
 import time
 
 
-def shapes(count: int, seed: int, kmin: int, kmax: int) -> list[tuple[int, int, int]]:
-    """``count`` one-row shapes: n uniform in 2..32, K log-uniform in kmin..kmax."""
+def shapes(count: int, seed: int, kmin: int, kmax: int, widths: list[int] | None = None) -> list[tuple[int, int, int]]:
+    """``count`` one-row shapes: n uniform in 2..32 (or drawn from ``widths``), K log-uniform in kmin..kmax."""
     rng = random.Random(seed)
-    return [(1, rng.randint(2, 32), int(10 ** rng.uniform(math.log10(kmin), math.log10(kmax)))) for _ in range(count)]
+    return [(1, rng.choice(widths) if widths else rng.randint(2, 32),
+             int(10 ** rng.uniform(math.log10(kmin), math.log10(kmax)))) for _ in range(count)]
 
 
 def ladder(k: int, few, rule: int) -> list[int]:
@@ -65,6 +66,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--kmin", type=int, default=500)
     ap.add_argument("--kmax", type=int, default=2_000_000)
+    ap.add_argument("--widths", type=int, nargs="+", default=None,
+                    help="draw n from these (2..32) instead of uniformly from 2..32")
     ap.add_argument("--out", default="row_few_record.json")
     args = ap.parse_args()
 
@@ -79,7 +82,9 @@ def main() -> None:
     record, t0 = [], time.perf_counter()
     if not 1 <= args.kmin <= args.kmax:
         raise SystemExit(f"--kmin and --kmax need 1 <= kmin <= kmax; got {args.kmin}, {args.kmax}")
-    todo = shapes(args.count, args.seed, args.kmin, args.kmax)
+    if args.widths and not all(2 <= w <= 32 for w in args.widths):
+        raise SystemExit(f"--widths need 2 <= n <= 32 (ROW_FEW's columns); got {args.widths}")
+    todo = shapes(args.count, args.seed, args.kmin, args.kmax, args.widths)
     for i, (m, n, k) in enumerate(todo):
         plan, before = S.plan(m, n, k), before_plan(m, n, k, sms)
         few = T.row_few_for(n)
@@ -116,7 +121,8 @@ def main() -> None:
                                 ".py); us: medians of one interleaved, verified run",
                        "device": util.device_name(), "sms": sms, "versions": util.versions_line(),
                        "command": f"python scripts/sgemm_row_few_probe.py --count {args.count} --seed {args.seed} "
-                                  f"--runs {args.runs} --kmin {args.kmin} --kmax {args.kmax}",
+                                  f"--runs {args.runs} --kmin {args.kmin} --kmax {args.kmax}"
+                                  + (f" --widths {' '.join(map(str, args.widths))}" if args.widths else ""),
                        "shapes": record}, f, indent=0)
 
     ok = [r for r in record if not r["wrong"]]

@@ -357,17 +357,21 @@ def test_the_thin_choice_holds_to_its_record():
     assert (round(gm(reads), 3), round(max(reads), 2)) == (1.056, 2.87)
 
 
-def _row_few_record(name):
+def _row_few_record(name, count=80):
     import json
     from pathlib import Path
 
     record = json.loads((Path(__file__).parents[1] / "data" / name).read_text())
-    assert len(record["shapes"]) == 80 and not [r["shape"] for r in record["shapes"] if r["wrong"]]
-    for r in record["shapes"]:  # the record's plans and slices are the rule's today
+    assert len(record["shapes"]) == count and not [r["shape"] for r in record["shapes"] if r["wrong"]]
+    for r in record["shapes"]:  # the record's plans and slices are the rule's today...
         (m, n, k) = r["shape"]
         p = S.plan(m, n, k, sms=record["sms"])
         few = T.row_few_for(n)
-        assert f"{p.tile.name} x {p.splits}" == r["plan"], (r["shape"], p)
+        today = f"{p.tile.name} x {p.splits}"
+        if today != r["plan"]:  # ...but where ROW_FEW took ROW_VEC's place (row_few_choice's blocks) after the record
+            splits, blocks = S.row_vec_blocks(n, k, record["sms"])
+            assert (r["plan"], today) == (r["vec"], f"{few.name} x {r['rule']}"), (r["shape"], p)
+            assert splits > 1 and blocks < S.VEC_BUSY, r["shape"]
         assert (few.name, S.row_few_splits(k, few), S.row_few_pass_splits(k, few)) == (r["few"], r["rule"], r["deep"])
     return record["shapes"]
 
@@ -427,6 +431,51 @@ def test_row_few_splits_hold_on_a_later_draw():
     assert (len(deep), round(gm(deep), 2), round(gm(fit), 3)) == (20, 1.09, 1.004)
     p, f = _pass_and_split_us(shapes)
     assert (round(p, 2), round(f, 2), int(f / p)) == (0.81, 1.63, S.ROW_FEW_SPLIT_PASSES)
+
+
+def _vec_over_few_by_blocks(shapes, sms):
+    """ROW_VEC's time over ROW_FEW's (at its rule's slices) on the shapes with 20-32 aligned columns, by what ROW_VEC's
+    plan takes: one slice, fewer than VEC_BUSY blocks, or more."""
+    out = {}
+    for r in shapes:
+        n, k = r["shape"][1:]
+        if r["vec"] and n > S.ROW_FEW_VEC_MAX:
+            splits, blocks = S.row_vec_blocks(n, k, sms)
+            kind = "one" if splits == 1 else "few" if blocks < S.VEC_BUSY else "many"
+            out.setdefault(kind, []).append(r["us"]["vec"] / r["us"][f"few s={r['rule']}"])
+    return out
+
+
+def test_row_few_takes_row_vecs_place_where_row_vec_has_few_blocks():
+    """row_few_choice at 20-32 aligned columns: ROW_FEW where ROW_VEC's plan splits K over fewer than VEC_BUSY blocks
+    (one an SM), ROW_VEC where it takes one slice or more blocks. Read from 48 shapes drawn there
+    (data/sgemm_row_few_wide_nvidia_h200.json: ROW_VEC / ROW_FEW 1.04-1.20x on the 17 with few blocks, geomean
+    0.94 on the 28 with many, 1.11 on the 3 with one slice, K of 1830-2042) and the two earlier records (1.07-1.15x,
+    10; 0.93, 4; 0.91, 10 with one slice); then checked on 40 shapes drawn after the rule was set
+    (data/sgemm_row_few_wide_check_nvidia_h200.json): ROW_VEC took longer on each of the 14 with few blocks
+    (1.05-1.25x), and the plan took 0.875x the time of the plan before (ROW_VEC) there (0.800-0.977x, each
+    faster); % of cuBLAS, geomean over the 40: 114.5 against 108.9, lowest 98.7 against 83.1 (H200)."""
+    fit = {}
+    for name, count in (("sgemm_row_few_wide_nvidia_h200.json", 48), ("sgemm_row_few_nvidia_h200.json", 80),
+                        ("sgemm_row_few_short_k_nvidia_h200.json", 80)):
+        for kind, x in _vec_over_few_by_blocks(_row_few_record(name, count), 132).items():
+            fit.setdefault("wide" if "wide" in name else "earlier", {}).setdefault(kind, []).extend(x)
+    wide, earlier = fit["wide"], fit["earlier"]
+    assert (len(wide["few"]), round(min(wide["few"]), 2), round(max(wide["few"]), 2)) == (17, 1.04, 1.20)
+    assert (len(wide["many"]), round(gm(wide["many"]), 2), len(wide["one"]), round(gm(wide["one"]), 2)) == (28, 0.94,
+                                                                                                          3, 1.11)
+    assert (len(earlier["few"]), round(min(earlier["few"]), 2), round(max(earlier["few"]), 2)) == (10, 1.07, 1.15)
+    assert (len(earlier["many"]), round(gm(earlier["many"]), 2)) == (4, 0.93)
+    assert (len(earlier["one"]), round(gm(earlier["one"]), 2)) == (10, 0.91)
+    check = _row_few_record("sgemm_row_few_wide_check_nvidia_h200.json", 40)
+    few = _vec_over_few_by_blocks(check, 132)["few"]
+    assert (len(few), round(min(few), 2), round(max(few), 2)) == (14, 1.05, 1.25)
+    changed = [r["us"]["plan"] / r["us"]["before"] for r in check if r["plan"] != r["before"]]
+    assert all(r["plan"].startswith("rows/1k") for r in check if r["plan"] != r["before"])
+    assert (len(changed), round(gm(changed), 3), round(min(changed), 3), round(max(changed), 3)) == (14, 0.875, 0.8,
+                                                                                                     0.977)
+    pct = [[100 * r["us"]["cuBLAS"] / r["us"][w] for r in check] for w in ("plan", "before")]
+    assert [(round(gm(x), 1), round(min(x), 1)) for x in pct] == [(114.5, 98.7), (108.9, 83.1)]
 
 
 def test_a_thin_kernel_refuses_an_fma_order_and_writes_nothing():
@@ -605,7 +654,8 @@ def test_col_vec_machine_code():
 
 def test_one_row_few_columns_takes_row_few():
     """C with one row and 2..32 columns: ROW_FEW, the narrowest width that covers n (but ROW_VEC for 20-32 columns
-    whose rows start 16-byte aligned, where rows/1's slices hold K), its slices one pass of its loop deep (``Thin.kmin``)
+    whose rows start 16-byte aligned, where rows/1's slices hold K and ROW_VEC's plan takes one slice or at least
+    VEC_BUSY blocks), its slices one pass of its loop deep (``Thin.kmin``)
     or MAX_SPLITS of them where that saves more than ROW_FEW_SPLIT_PASSES passes, else one; forced only on one row
     and at most its width."""
     for n in range(2, 33):
@@ -628,6 +678,11 @@ def test_one_row_few_columns_takes_row_few():
         saved = S.cdiv(quanta, p.tile.steps) - S.cdiv(deep // p.tile.BK, p.tile.steps)
         assert p.kslice == (deep if saved > S.ROW_FEW_SPLIT_PASSES else quanta * p.tile.BK), shape
     assert S.thin_choice(1, 32, 1500000) is None  # rows/1's slices cannot hold K: ROW_FEW, not the tiles
+    for shape, name, splits in [((1, 24, 3237), "rows/1k32", 13),    # ROW_VEC would take 12 slices, 12 blocks
+                                ((1, 24, 1500), "rows/1v32", 1),     # ROW_VEC in one slice
+                                ((1, 28, 100000), "rows/1v64", 110)]:  # ROW_VEC on 110 blocks
+        p = S.plan(*shape, sms=132)
+        assert (p.tile.name, p.splits) == (name, splits), (shape, p)
     near = 2**31 - 1000  # one column forced: B's offsets stay in int32, the last slice's end kb + kslice does not
     assert S.plan(1, 1, near, sms=132, tile=T.ROW_FEWS[0]).wide and not S.plan(1, 1, near - 10**6, sms=132,
                                                                                 tile=T.ROW_FEWS[0]).wide

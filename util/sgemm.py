@@ -408,7 +408,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     One row and 2-32 columns (``row_few_choice``): ``ROW_FEW`` (lanes along k, B read as a flat array), its slices
     one pass of its loop deep where that saves more than ``ROW_FEW_SPLIT_PASSES`` passes, else one
     (``row_few_splits``); but ROW_VEC where B's rows start 16-byte aligned, C has more than ``ROW_FEW_VEC_MAX``
-    columns and rows/1's slices hold K (``thin_choice``).
+    columns, rows/1's slices hold K (``thin_choice``) and ROW_VEC's own plan takes one slice or at least
+    ``VEC_BUSY`` blocks (``row_vec_blocks``).
     Few rows or columns (``thin_choice``): where C has at most ``THIN_MAX["rows"]`` rows or ``THIN_MAX["cols"]``
     columns (rows where both and n >= ``ROWS_FIRST`` * m, else cols; none where the 16-row kernel would take C with
     at most ``ROWS16_MIN_COLS`` columns, or a cols kernel of 8 or 16 columns where k <= ``COLS_SHORT_K`` * n), one of
@@ -434,7 +435,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     are 16-byte and C (or the workspace) is aligned. ``wide``: 64-bit offsets when an operand or the workspace has
     2^31 elements or more. ``tile`` may also force one of ``THINS`` (or ``ROW_VECS``, ``ROW_FEWS``, ``COL_VEC``),
     with or without ``splits``. Where thin_choice takes rows/1 for C with one row and B's rows start 16-byte aligned
-    (n % 4 == 0 and ``aligned``; with 2-32 columns only past ``ROW_FEW_VEC_MAX``), ``ROW_VEC`` (16-byte loads of B)
+    (n % 4 == 0 and ``aligned``; with 2-32 columns only where ``row_few_choice`` leaves it), ``ROW_VEC`` (16-byte loads of B)
     takes rows/1's place; where C has
     one column, ``COL_VEC`` takes cols/1's (16-byte loads of both operands where k % 4 == 0 and both start 16-byte
     aligned: ``va`` and ``vb``), both with their own ``THIN_WAVES_VEC``.
@@ -483,7 +484,7 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
                          f"grid holds (gridDim.y): split A and C by rows into calls of at most {MAX_GRID_Y * rows} rows")
     if isinstance(tile, Thin):
         return _fused(_thin_plan(m, n, k, tile, sms, splits, wide, "forced", aligned, fuse), fuse)
-    one_row = row_few_choice(m, n, k, aligned[1]) if tile is None and splits is None and thin else None
+    one_row = row_few_choice(m, n, k, aligned[1], sms) if tile is None and splits is None and thin else None
     if one_row is not None:
         return _fused(_thin_plan(m, n, k, one_row, sms, None, wide, f"C has one row and {n} columns", aligned, fuse),
                       fuse)
@@ -654,25 +655,39 @@ def thin_kernel(m: int, n: int, k: int, thin: Thin, sms: int, b_aligned: bool = 
 
 
 # ROW_FEW takes C with one row and 2..FEW_WIDTHS[-1] columns, but for more than ROW_FEW_VEC_MAX columns with B's rows
-# 16-byte aligned where rows/1's slices hold K (ROW_VEC's there). On 80 one-row shapes drawn at random (2-32 columns,
-# K of 500 to 2000000; H200, data/sgemm_row_few_nvidia_h200.json, scripts/sgemm_row_few_probe.py), where B's rows are
-# not aligned the plan took 0.52x the time of the plan before it (rows/1, cols/2, or the tiles where K passed the thin
-# kernels' reach: 1 x 5 x 1092039 had run at 15% of cuBLAS) at 4-8 columns, 0.56x at 9-16, 0.63x at 17-32 (geomeans;
-# 0.33x on the two shapes with 2-3). Where B's rows are aligned, ROW_VEC took 1.099x ROW_FEW's time at 4-16 columns
-# (geomean of 12) and 0.933x at 20-32 (of 9); on 80 more with K of 300 to 15000
-# (data/sgemm_row_few_short_k_nvidia_h200.json), 1.144x (of 9) and 1.028x (of 15): at short K the line is not sharp
+# 16-byte aligned where rows/1's slices hold K and ROW_VEC's own plan (row_vec_choice, its slices) reads B in one slice
+# or in VEC_BUSY blocks or more (ROW_VEC's there). On 80 one-row shapes drawn at random (2-32 columns, K of 500 to
+# 2000000; H200, data/sgemm_row_few_nvidia_h200.json, scripts/sgemm_row_few_probe.py), where B's rows are not aligned
+# the plan took 0.52x the time of the plan before it (rows/1, cols/2, or the tiles where K passed the thin kernels'
+# reach: 1 x 5 x 1092039 had run at 15% of cuBLAS) at 4-8 columns, 0.56x at 9-16, 0.63x at 17-32 (geomeans; 0.33x on
+# the two shapes with 2-3). Where B's rows are aligned, ROW_VEC took 1.099x ROW_FEW's time at 4-16 columns (geomean
+# of 12). At 20-32 aligned columns it depends on ROW_VEC's blocks (one an SM): on 48 shapes drawn there (K of 1500 to
+# 150000, data/sgemm_row_few_wide_nvidia_h200.json, `--widths 20 24 28 32`), where ROW_VEC split K over 9-16 blocks
+# it took 1.04-1.20x ROW_FEW's time (17 shapes, geomean 1.126; on the two earlier records 1.07-1.15x, 10 shapes), over
+# 50-129 blocks 0.83-1.01x (28, geomean 0.940; earlier 0.91-0.97x, 4), in one slice 1.05-1.15x (3, K of 1830-2042;
+# earlier 0.79-1.07x, geomean 0.914, 10 with K of 435-2516)
 ROW_FEW_VEC_MAX = 16
 
 
-def row_few_choice(m: int, n: int, k: int, b_aligned: bool = True) -> Thin | None:
+def row_few_choice(m: int, n: int, k: int, b_aligned: bool = True, sms: int | None = None) -> Thin | None:
     """The one-row kernel for few columns (``row_few_for``) where C has one row and 2..FEW_WIDTHS[-1] columns, but
     ROW_VEC (None: thin_choice's rows/1, then ``thin_kernel``) for more than ``ROW_FEW_VEC_MAX`` columns with B's
-    rows 16-byte aligned (n % 4 == 0 and ``b_aligned``) where rows/1's slices hold K; else None."""
+    rows 16-byte aligned (n % 4 == 0 and ``b_aligned``) where rows/1's slices hold K and ROW_VEC's plan takes one
+    slice or at least VEC_BUSY blocks (``row_vec_blocks``); else None."""
     if m != 1 or not 2 <= n <= ROW_FEWS[-1].cb:
         return None
     if n > ROW_FEW_VEC_MAX and n % 4 == 0 and b_aligned and thin_choice(m, n, k) is not None:
-        return None
+        splits, blocks = row_vec_blocks(n, k, _sms() if sms is None else sms)
+        if splits == 1 or blocks >= VEC_BUSY:
+            return None
     return row_few_for(n)
+
+
+def row_vec_blocks(n: int, k: int, sms: int) -> tuple[int, int]:
+    """ROW_VEC's slices and blocks (slices x column blocks) as plan() would run it for C with one row."""
+    vec = row_vec_choice(n, k, sms)
+    splits = _thin_plan(1, n, k, vec, sms, None, None, "", (True, True)).splits
+    return splits, splits * cdiv(n, vec.cb)
 
 
 # ROW_FEW splits K only where that saves more than this many passes of its loop (whole or partial): a least-squares
