@@ -396,7 +396,8 @@ def test_row_few_holds_to_its_record():
     the time of the fastest count of its ladder (geomean; 1.07x at most); where they differ from the rule's, half as
     many slices take 1.08x, twice as many 1.10x; a pass costs 0.79 us and a split 1.68 us (fitted), so a split pays
     where it saves more than 2 passes; where B's rows are aligned, ROW_VEC takes longer than ROW_FEW at 4-16 columns
-    and less at 20-32; where they are not, the plan takes 0.52x the time of the plan before ROW_FEW at 4-8 columns,
+    and less on this record's 9 shapes at 20-32 (geomean; by ROW_VEC's blocks:
+    test_row_few_takes_row_vecs_place_where_row_vec_has_few_blocks); where they are not, the plan takes 0.52x the time of the plan before ROW_FEW at 4-8 columns,
     0.56x at 9-16, 0.63x at 17-32 (0.33x on the two shapes with 2-3)."""
     shapes = _row_few_record("sgemm_row_few_nvidia_h200.json")
     fit, half, double, vec_narrow, vec_wide, before = [], [], [], [], [], {}
@@ -661,7 +662,8 @@ def test_one_row_few_columns_takes_row_few():
     for n in range(2, 33):
         for b_aligned in (True, False):
             p = S.plan(1, n, 50000, sms=132, aligned=(True, b_aligned, True))
-            vec = n > S.ROW_FEW_VEC_MAX and n % 4 == 0 and b_aligned
+            splits, blocks = S.row_vec_blocks(n, 50000, 132)
+            vec = n > S.ROW_FEW_VEC_MAX and n % 4 == 0 and b_aligned and (splits == 1 or blocks >= S.VEC_BUSY)
             assert (p.tile in T.ROW_VECS) if vec else p.tile == T.row_few_for(n), (n, b_aligned, p)
     for shape, name, splits, kslice in [((1, 7, 131072), "rows/1k8", 128, 1024),   # one pass: 4 steps of 256 rows
                                         ((1, 2, 1000000), "rows/1k2", 245, 4096),  # 16 steps a pass; MAX_SPLITS

@@ -435,8 +435,8 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     are 16-byte and C (or the workspace) is aligned. ``wide``: 64-bit offsets when an operand or the workspace has
     2^31 elements or more. ``tile`` may also force one of ``THINS`` (or ``ROW_VECS``, ``ROW_FEWS``, ``COL_VEC``),
     with or without ``splits``. Where thin_choice takes rows/1 for C with one row and B's rows start 16-byte aligned
-    (n % 4 == 0 and ``aligned``; with 2-32 columns only where ``row_few_choice`` leaves it), ``ROW_VEC`` (16-byte loads of B)
-    takes rows/1's place; where C has
+    (n % 4 == 0 and ``aligned``; with 2-32 columns only where ``row_few_choice`` leaves it), ``ROW_VEC`` (16-byte
+    loads of B) takes rows/1's place; where C has
     one column, ``COL_VEC`` takes cols/1's (16-byte loads of both operands where k % 4 == 0 and both start 16-byte
     aligned: ``va`` and ``vb``), both with their own ``THIN_WAVES_VEC``.
     With several slices, who adds them (``fuse_choice``; ``fuse`` forces it): for the thin kernels of
@@ -661,11 +661,12 @@ def thin_kernel(m: int, n: int, k: int, thin: Thin, sms: int, b_aligned: bool = 
 # the plan took 0.52x the time of the plan before it (rows/1, cols/2, or the tiles where K passed the thin kernels'
 # reach: 1 x 5 x 1092039 had run at 15% of cuBLAS) at 4-8 columns, 0.56x at 9-16, 0.63x at 17-32 (geomeans; 0.33x on
 # the two shapes with 2-3). Where B's rows are aligned, ROW_VEC took 1.099x ROW_FEW's time at 4-16 columns (geomean
-# of 12). At 20-32 aligned columns it depends on ROW_VEC's blocks (one an SM): on 48 shapes drawn there (K of 1500 to
+# of 12). At 20-32 aligned columns it follows ROW_VEC's plan (one block an SM): on 48 shapes drawn there (K of 1500 to
 # 150000, data/sgemm_row_few_wide_nvidia_h200.json, `--widths 20 24 28 32`), where ROW_VEC split K over 9-16 blocks
 # it took 1.04-1.20x ROW_FEW's time (17 shapes, geomean 1.126; on the two earlier records 1.07-1.15x, 10 shapes), over
 # 50-129 blocks 0.83-1.01x (28, geomean 0.940; earlier 0.91-0.97x, 4), in one slice 1.05-1.15x (3, K of 1830-2042;
-# earlier 0.79-1.07x, geomean 0.914, 10 with K of 435-2516)
+# earlier 0.79-1.07x, geomean 0.914, 10 with K of 435-2516). The blocks follow K there (9-16 at K of 2541-12253, 50 or
+# more from 12708 on): no shape had ROW_VEC on 17-49 blocks, where the line lies is not measured
 ROW_FEW_VEC_MAX = 16
 
 
