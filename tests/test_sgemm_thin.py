@@ -397,8 +397,9 @@ def test_row_few_holds_to_its_record():
     many slices take 1.08x, twice as many 1.10x; a pass costs 0.79 us and a split 1.68 us (fitted), so a split pays
     where it saves more than 2 passes; where B's rows are aligned, ROW_VEC takes longer than ROW_FEW at 4-16 columns
     and less on this record's 9 shapes at 20-32 (geomean; by ROW_VEC's blocks:
-    test_row_few_takes_row_vecs_place_where_row_vec_has_few_blocks); where they are not, the plan takes 0.52x the time of the plan before ROW_FEW at 4-8 columns,
-    0.56x at 9-16, 0.63x at 17-32 (0.33x on the two shapes with 2-3)."""
+    test_row_few_takes_row_vecs_place_where_row_vec_has_few_blocks); where they are not, the plan takes 0.52x the
+    time of the plan before ROW_FEW at 4-8 columns, 0.56x at 9-16, 0.63x at 17-32 (0.33x on the two shapes with
+    2-3)."""
     shapes = _row_few_record("sgemm_row_few_nvidia_h200.json")
     fit, half, double, vec_narrow, vec_wide, before = [], [], [], [], [], {}
     for r in shapes:
@@ -656,9 +657,8 @@ def test_col_vec_machine_code():
 def test_one_row_few_columns_takes_row_few():
     """C with one row and 2..32 columns: ROW_FEW, the narrowest width that covers n (but ROW_VEC for 20-32 columns
     whose rows start 16-byte aligned, where rows/1's slices hold K and ROW_VEC's plan takes one slice or at least
-    VEC_BUSY blocks), its slices one pass of its loop deep (``Thin.kmin``)
-    or MAX_SPLITS of them where that saves more than ROW_FEW_SPLIT_PASSES passes, else one; forced only on one row
-    and at most its width."""
+    VEC_BUSY blocks), its slices one pass of its loop deep (``Thin.kmin``) or MAX_SPLITS of them where that saves
+    more than ROW_FEW_SPLIT_PASSES passes, else one; forced only on one row and at most its width."""
     for n in range(2, 33):
         for b_aligned in (True, False):
             p = S.plan(1, n, 50000, sms=132, aligned=(True, b_aligned, True))
