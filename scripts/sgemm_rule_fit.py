@@ -1,8 +1,9 @@
 """The recorded search behind util.sgemm's cost rule: on a seeded set of random shapes, the numba SGEMM forced to each
 tile and to a ladder of slice counts, verified and timed in one interleaved run per shape (shuffled, L2 flushed,
 launch overhead hidden); then the rule's fitted constants (``util.sgemm.CostModel``: a block's fixed cost, the
-workspace rate, the sum's launch, the operand-panel rate, and each tile's fixed cost a wave) chosen on a grid, by
-coordinate descent, to lose the least against the fastest timed choice.
+workspace rate, the sum's launch, the operand-panel rate, each tile's fixed cost a wave, and what a last round of
+fewer blocks than an SM holds costs) chosen on a grid, by coordinate descent, to lose the least against the fastest
+timed choice.
 
     python scripts/sgemm_rule_fit.py --measure [--runs 5]   (GPU machine) time the choices, write
                                                              util/sgemm_rule_fit.json (and stop: the fit is
@@ -49,6 +50,7 @@ GRID = {  # the fitted constants' candidates (with WAVE_SECONDS for each tile's 
     "second_launch_s": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6, 8e-6, 12e-6, 16e-6),
     "operand_bytes_per_s": (4e12, 6e12, 8e12, 10e12, 12e12, 16e12, 24e12, 32e12, 48e12),
     "wave_vc_seconds": WAVE_SECONDS,
+    "partial_round": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0),  # one fraction for every tile of S.TILES
 }
 RECORD = Path(__file__).resolve().parents[1] / "util" / "sgemm_rule_fit.json"
 
@@ -139,14 +141,24 @@ def measure(runs: int, missing: bool) -> None:
         record.append({"shape": [m, n, k], "cublas_us": round(tab[tab.baseline].median * 1e6, 2), "us": us})
         print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{len(todo)} {m}x{n}x{k}: {len(us)} choices, fastest {best} "
               f"{us[best]:.1f} us ({100 * record[-1]['cublas_us'] / us[best]:.0f}% of cuBLAS)", flush=True)
-    RECORD.write_text(json.dumps({
+        # written after each shape, so that a run cut short leaves what it timed: --missing then times the rest (the
+        # fit refuses a record that does not hold every shape)
+        _write(record, sms, f" --missing (timed in this run: {timed} shapes; the others kept from the record before)"
+               if kept else "")
+    print("written:", RECORD)
+
+
+def _write(record: list[dict], sms: int, how: str) -> None:
+    """The record (``how``: what the command line adds), through a temporary file so that it is never half-written."""
+    import util
+
+    tmp = RECORD.with_suffix(".tmp")
+    tmp.write_text(json.dumps({
         "about": "util.sgemm's forced choices (tile, slices) timed on random shapes (scripts/sgemm_rule_fit.py); "
                  "us: each choice's median in one interleaved, verified run",
         "device": util.device_name(), "sms": sms, "versions": util.versions_line(),
-        "command": "python scripts/sgemm_rule_fit.py --measure" + (
-            f" --missing (timed in this run: {timed} shapes; the others kept from the record before)"
-            if kept else ""), "shapes": record}, indent=1) + "\n")
-    print("written:", RECORD)
+        "command": "python scripts/sgemm_rule_fit.py --measure" + how, "shapes": record}, indent=1) + "\n")
+    tmp.replace(RECORD)
 
 
 def losses(S, model, record: list[dict], sms: int) -> list[float]:
@@ -176,14 +188,13 @@ def grid(S) -> dict[str, tuple[float, ...]]:
 
 
 def model_of(S, values: dict[str, float]):
-    """The CostModel with S.COST's tile_seconds and the constants in ``values`` (``grid``'s names); the wave costs of
-    tiles outside S.TILES (S.NARROW_TILES, fitted to a probe of their own: docs/notes.md) as S.COST has them."""
+    """The CostModel of S.TILES with S.COST's tile_seconds and the constants in ``values`` (``grid``'s names;
+    "partial_round" the fraction of every tile of S.TILES). S.NARROW_TILES keep their own (S.NARROW_COST)."""
     from dataclasses import replace
 
-    names = {t.name for t in S.TILES}
-    waves = (tuple((t.name, values[f"wave {t.name}"]) for t in S.TILES)
-             + tuple(entry for entry in S.COST.wave_seconds if entry[0] not in names))
-    return replace(S.COST, wave_seconds=waves, **{k: v for k, v in values.items() if not k.startswith("wave ")})
+    return replace(S.COST, wave_seconds=tuple((t.name, values[f"wave {t.name}"]) for t in S.TILES),
+                   partial_round=tuple((t.name, values["partial_round"]) for t in S.TILES),
+                   **{k: v for k, v in values.items() if not k.startswith("wave ") and k != "partial_round"})
 
 
 def fit(S, record: list[dict], sms: int):

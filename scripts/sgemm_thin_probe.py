@@ -83,8 +83,8 @@ def main() -> None:
         floor_us = 4 * (m * k + k * n + m * n) / 4.3e12 * 1e6
         tiled = S.plan(m, n, k, thin=False)
         record.append({"shape": [m, n, k], "thin": thin.name, "minb": thin.MINB, "blocks": blocks, "slices": ladder,
-                       "tiled": tiled.why, "tiled_est_us": round(S.COST.estimate(m, n, k, tiled.tile, tiled.splits,
-                                                                               sms, tiled.vc) * 1e6, 2),
+                       "tiled": tiled.why, "tiled_est_us": round(S.cost_model(tiled.tile).estimate(
+                           m, n, k, tiled.tile, tiled.splits, sms, tiled.vc) * 1e6, 2),
                        "us": us, "wrong": wrong})
         print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{len(shapes)} {m}x{n}x{k}: cuBLAS {cub:7.1f} us; tiled "
               f"{100 * cub / us['tiled']:5.1f}% of cuBLAS; {thin.name} at slices "

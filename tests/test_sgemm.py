@@ -89,7 +89,8 @@ def test_choices_start_with_the_rules_plan(shape):
     keys = [(c.tile, c.splits) for c in cs]
     pool = S._tiles(*shape, None, None)  # TILES, or NARROW_TILES where C has at most NARROW_MAX columns
     assert len(set(keys)) == len(keys) == min(S.TUNE_CHOICES, sum(len(S.slice_counts(shape[2], t)) for t in pool))
-    est = [S.COST.estimate(*shape, c.tile, c.splits, S._sms(), S.stores16(c.tile, c.vb, c.splits, c.c16)) for c in cs]
+    est = [S.cost_model(c.tile).estimate(*shape, c.tile, c.splits, S._sms(), S.stores16(c.tile, c.vb, c.splits, c.c16))
+           for c in cs]
     assert est == sorted(est)
 
 
@@ -425,9 +426,10 @@ def test_the_sums_read_the_workspace_as_their_twins_do(name, vec, lanes):
 
 def test_the_cost_rule_holds_the_fit_to_its_record():
     """util.sgemm.COST's fitted constants are what scripts/sgemm_rule_fit.py fits to util/sgemm_rule_fit.json, and
-    with them the rule loses less against the fastest timed choice than with the earlier rules: the fit of the record
-    before it had short-K shapes (no wave costs), the fit before that (no operand-panel term), and the first guesses
-    before any fit."""
+    with them the rule loses less against the fastest timed choice than with the earlier rules: the rule in whole
+    waves (a last round of fewer blocks than an SM holds costed as a whole one) with the constants fitted that way,
+    the fit of the record before it had short-K shapes (no wave costs), the fit before that (no operand-panel term),
+    and the first guesses before any fit."""
     import dataclasses
     import importlib.util
     import json
@@ -442,8 +444,12 @@ def test_the_cost_rule_holds_the_fit_to_its_record():
     assert [tuple(e["shape"]) for e in data["shapes"]] == fit.shapes()
     assert fit.fit(S, data["shapes"], data["sms"]) == S.COST
     loss = fit.score(fit.losses(S, S.COST, data["shapes"], data["sms"]))
-    no_waves = dataclasses.replace(S.COST, wave_vc_seconds=0.0, wave_seconds=tuple((t.name, 0.0) for t in S.TILES))
-    for before in (dataclasses.replace(no_waves, block_overhead_tiles=1.0, workspace_bytes_per_s=1e12,
+    whole = tuple((name, 1.0) for name, _ in S.COST.partial_round)
+    no_waves = dataclasses.replace(S.COST, wave_vc_seconds=0.0, wave_seconds=tuple((t.name, 0.0) for t in S.TILES),
+                                   partial_round=whole)
+    for before in (dataclasses.replace(S.COST, partial_round=whole, workspace_bytes_per_s=3e12, wave_vc_seconds=0.5e-6,
+                                       wave_seconds=(("128x128", 12e-6), ("64x128", 6e-6), ("64x64/2k", 2e-6))),
+                   dataclasses.replace(no_waves, block_overhead_tiles=1.0, workspace_bytes_per_s=1e12,
                                        second_launch_s=0.0, operand_bytes_per_s=16e12),
                    dataclasses.replace(no_waves, block_overhead_tiles=0.0, workspace_bytes_per_s=1.5e12,
                                        second_launch_s=2e-6, operand_bytes_per_s=math.inf),
@@ -453,14 +459,40 @@ def test_the_cost_rule_holds_the_fit_to_its_record():
 
 
 def test_the_cost_rule_wants_a_wave_cost_for_each_tile():
-    """A tile the rule has no wave cost for is refused with what to do, not costed as free; with 16-byte loads of
-    both operands the cost follows the results an SM holds a wave (2 x 128 x 128 for the 128 x 128 tile)."""
+    """A tile the rule has no wave cost or partial round for is refused with what to do, not costed as free; with
+    16-byte loads of both operands the cost follows the results an SM holds a wave (2 x 128 x 128 for the 128 x 128
+    tile)."""
+    import dataclasses
+
     odd = S.Tile(BN=64, MINB=3)
-    with pytest.raises(ValueError, match="no wave cost for tile 128x64.*sgemm_rule_fit"):
+    with pytest.raises(ValueError, match="no entry for tile 128x64 in CostModel.partial_round.*sgemm_rule_fit"):
         S.COST.estimate(1000, 1000, 100, odd, 1, 132, False)
-    assert S.COST.wave_cost(odd, True) == pytest.approx(S.COST.wave_vc_seconds * 0.75)
-    assert S.COST.wave_cost(S.TINY_TILE, True) == pytest.approx(S.COST.wave_vc_seconds * 0.5)
+    rounds = dataclasses.replace(S.COST, partial_round=S.COST.partial_round + (("128x64", 1.0),))
+    with pytest.raises(ValueError, match="no entry for tile 128x64 in CostModel.wave_seconds.*sgemm_rule_fit"):
+        rounds.estimate(1000, 1000, 100, odd, 1, 132, False)
+    model = dataclasses.replace(S.COST, wave_vc_seconds=1e-6)
+    assert model.wave_cost(odd, True) == pytest.approx(0.75e-6)
+    assert model.wave_cost(S.TINY_TILE, True) == pytest.approx(0.5e-6)
     assert S.COST.wave_cost(S.TILE, False) == dict(S.COST.wave_seconds)["128x128"]
+
+
+def test_the_cost_rule_counts_the_busiest_sms_blocks():
+    """The busiest SM runs ceil(blocks / SMs) blocks, MINB at a time; a last round of fewer counts at least its tile's
+    ``partial_round`` share of MINB; at 1.0 every round counts whole (the rule in whole waves)."""
+    import dataclasses
+
+    f = dict(S.COST.partial_round)["128x128"]
+    assert 0 < f < 1
+    assert S.COST.rounds(132, S.TILE, 132) == (1, pytest.approx(2 * f))  # one block an SM: MINB = 2
+    assert S.COST.rounds(264, S.TILE, 132) == (1, 2)
+    assert S.COST.rounds(265, S.TILE, 132) == (2, pytest.approx(2 + max(1, 2 * f)))
+    assert S.COST.rounds(3 * 132, S.TILE, 132) == (2, pytest.approx(2 + max(1, 2 * f)))
+    g = dict(S.COST.partial_round)["64x64/2k"]
+    assert S.COST.rounds(7 * 132, S.TINY_TILE, 132) == (2, pytest.approx(4 + max(3, 4 * g)))  # MINB = 4
+    whole = dataclasses.replace(S.COST, partial_round=tuple((name, 1.0) for name, _ in S.COST.partial_round))
+    for blocks in (1, 131, 132, 133, 264, 265, 1000):
+        for t in S.TILES:
+            assert whole.rounds(blocks, t, 132) == (-(-blocks // (132 * t.MINB)), -(-blocks // (132 * t.MINB)) * t.MINB)
 
 
 def test_plan_refuses_bad_sizes():

@@ -23,7 +23,7 @@ This kernel keeps step 15's hot loop and changes what happens around it:
   (``util.sass.HotLoop.bank_pairs`` counts them). Each compiled variant takes the order recorded for it by a timed
   search (``scripts/sgemm_ffma_order.py``: every order verified and timed on the GPU, the fastest kept).
 
-The strategy (tile, split, variant) comes from ``plan``: a documented cost rule (waves of blocks times the K
+The strategy (tile, split, variant) comes from ``plan``: a documented cost rule (the busiest SM's blocks times the K
 tiles each block walks, plus the workspace traffic), not a table of shapes; with ``tune=True`` the first call of a
 shape times the rule's few best-estimated tiles and slice counts (``choices``) on the GPU, and its later calls take
 the fastest (``tuned``). For C with few rows or few columns,
@@ -317,7 +317,7 @@ class Plan:
 
     @property
     def blocks_per_sm(self) -> int:
-        """The blocks an SM of the variant that runs: a tile's MINB (its launch bound, which the rule counts waves in);
+        """The blocks an SM of the variant that runs: a tile's MINB (its launch bound, which the rule counts rounds in);
         a thin kernel's ``Thin.blocks_per_sm`` (``thin_fill`` counts in it; ``thin_splits`` in MINB); ROW_VEC's and
         COL_VEC's MINB."""
         if isinstance(self.tile, Thin) and not self.tile.vec:
@@ -333,50 +333,74 @@ class CostModel:
     first loads and its stores of C), which on short K outweighs the k-loop: where the tile stores C 16 bytes at a
     time (``stores16``), ``wave_vc_seconds`` for a wave of 2 blocks of 128 x 128 and in proportion to the results an
     SM holds for other tiles (an SM's 128 KB of C written at 1/132 of 4.3 TB/s, the H200's copy rate, takes 4 us);
-    else ``wave_seconds``, each tile's own (tile name, seconds);
-    ``workspace_bytes_per_s``: the rate at which split slices are written and read back; ``second_launch_s``: the
-    cost of the sum's launch; ``operand_bytes_per_s``: the rate at which the blocks read their panels of A and B (an
-    output tile reads BM + BN rows of K, mostly from L2: a smaller tile reads more for the same FMAs). All but
-    ``tile_seconds`` are fitted (``scripts/sgemm_rule_fit.py``, coordinate descent on a grid) to the times of every
-    choice on 288 random shapes recorded in util/sgemm_rule_fit.json (H200; 48 of them with n and k multiples of 4,
-    48 with k in 8..128, 48 near-square outputs with n and k multiples of 4, 48 more of those with m in 256..2048 and
-    k in 2048..16384); NARROW_TILES' wave costs (and speeds) to a probe of their own (docs/notes.md), which the fit
-    keeps."""
+    else ``wave_seconds``, each tile's own (tile name, seconds); ``workspace_bytes_per_s``: the rate at which split
+    slices are written and read back; ``second_launch_s``: the cost of the sum's launch; ``operand_bytes_per_s``:
+    the rate at which the blocks read their panels of A and B (an output tile reads BM + BN rows of K, mostly from
+    L2: a smaller tile reads more for the same FMAs); ``partial_round``, each tile's (tile name, fraction): an SM
+    runs ceil(blocks / SMs) blocks, in rounds of MINB at once; a last round of r < MINB blocks takes the time of
+    max(r, fraction x MINB) blocks (the SM's FMA rate falls with fewer blocks, but not in proportion: 1.0 counts it
+    a whole round). All but ``tile_seconds`` are fitted (``scripts/sgemm_rule_fit.py``, coordinate descent on a
+    grid) to the times of every choice on 288 random shapes recorded in util/sgemm_rule_fit.json (H200; 48 of them
+    with n and k multiples of 4, 48 with k in 8..128, 48 near-square outputs with n and k multiples of 4, 48 more of
+    those with m in 256..2048 and k in 2048..16384). ``COST`` holds that fit for TILES; ``NARROW_COST`` the
+    constants NARROW_TILES' wave costs (and speeds) were fitted with, to a probe of their own (docs/notes.md)."""
 
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
-    workspace_bytes_per_s: float = 3e12
+    workspace_bytes_per_s: float = 6e12
     second_launch_s: float = 4e-6
     operand_bytes_per_s: float = 16e12
-    wave_vc_seconds: float = 0.5e-6
-    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 12e-6), ("64x128", 6e-6), ("64x64/2k", 2e-6),
-                                                   ("128x32", 4.25e-6), ("64x32/2k", 2.75e-6))
+    wave_vc_seconds: float = 0.0
+    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 8e-6), ("64x128", 4e-6), ("64x64/2k", 0.5e-6))
+    partial_round: tuple[tuple[str, float], ...] = (("128x128", 0.8), ("64x128", 0.8), ("64x64/2k", 0.8))
+
+    def _of(self, table: tuple[tuple[str, float], ...], field: str, t: Tile) -> float:
+        for name, value in table:
+            if name == t.name:
+                return value
+        raise ValueError(f"the cost rule has no entry for tile {t.name} in CostModel.{field}: add it and fit it "
+                         f"(python scripts/sgemm_rule_fit.py --measure on a GPU machine)")
 
     def wave_cost(self, t: Tile, vc: bool) -> float:
         """A wave's fixed cost with tile t: ``vc``, it stores C 16 bytes at a time (``wave_vc_seconds``, scaled);
         else the tile's entry of ``wave_seconds``."""
         if vc:
             return self.wave_vc_seconds * t.MINB * t.BM * t.BN / (2 * 128 * 128)
-        for name, seconds in self.wave_seconds:
-            if name == t.name:
-                return seconds
-        raise ValueError(f"the cost rule has no wave cost for tile {t.name}: add it to CostModel.wave_seconds and "
-                         f"fit it (python scripts/sgemm_rule_fit.py --measure on a GPU machine)")
+        return self._of(self.wave_seconds, "wave_seconds", t)
+
+    def rounds(self, blocks: int, t: Tile, sms: int) -> tuple[int, float]:
+        """(rounds, blocks' worth of time) of the SM that runs the most of ``blocks`` blocks of tile t on sms SMs:
+        ceil(blocks / sms) blocks, MINB at a time; a last round of r < MINB counts max(r, fraction x MINB)
+        (``partial_round``)."""
+        full, last = divmod(cdiv(blocks, sms), t.MINB)
+        worth = full * t.MINB + (max(last, self._of(self.partial_round, "partial_round", t) * t.MINB) if last else 0)
+        return full + (last > 0), worth
 
     def estimate(self, m: int, n: int, k: int, t: Tile, s: int, sms: int, vc: bool) -> float:
         """The estimated time of C (m x n) = A (m x k) @ B (k x n) with tile t and s slices of K on sms SMs; ``vc``:
         the tile stores C 16 bytes at a time (``stores16``)."""
         step = self.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
         tiles = cdiv(m, t.BM) * cdiv(n, t.BN)  # output tiles
-        waves = cdiv(tiles * s, sms * t.MINB)
-        est = waves * ((cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step + self.wave_cost(t, vc))
+        rounds, worth = self.rounds(tiles * s, t, sms)
+        est = (cdiv(cdiv(k, t.BK), s) + self.block_overhead_tiles) * step * worth / t.MINB
+        est += rounds * self.wave_cost(t, vc)
         est += tiles * (t.BM + t.BN) * cdiv(k, t.BK) * t.BK * 4 / self.operand_bytes_per_s
         if s > 1:
             est += (2 * s + 1) * m * n * 4 / self.workspace_bytes_per_s + self.second_launch_s
         return est
 
 
-COST = CostModel()
+COST = CostModel()  # TILES' rule
+# NARROW_TILES' rule: their speeds and wave costs fitted to a probe of their own (docs/notes.md, "Tiles 32 columns
+# wide") with the other constants as the rule had them then, in whole waves; a refit of COST leaves them as fitted
+NARROW_COST = CostModel(workspace_bytes_per_s=3e12, wave_vc_seconds=0.5e-6,
+                        wave_seconds=(("128x32", 4.25e-6), ("64x32/2k", 2.75e-6)),
+                        partial_round=(("128x32", 1.0), ("64x32/2k", 1.0)))
+
+
+def cost_model(t: Tile) -> CostModel:
+    """The cost rule that ranks tile t: ``NARROW_COST`` for NARROW_TILES, ``COST`` for the others."""
+    return NARROW_COST if t in NARROW_TILES else COST
 MAX_SPLITS = 256
 # A tiled plan whose grid puts at most one block on an SM and whose slices are at most this many k-tiles runs every
 # k-tile through the kernels' one-tile loop (``Plan.one_loop``): each SM then runs one block, its code cold, and
@@ -422,10 +446,12 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
 
     Tile and split-K: for each tile of ``TILES`` (where C has at most ``NARROW_MAX`` columns, of ``NARROW_TILES``, 32
     columns wide, unless a forced ``splits`` leaves a slice of each empty) and each number of slices s (1..MAX_SPLITS,
-    each slice whole BK tiles), the estimated time (``COST.estimate``) is ``waves * ((k-tiles per slice +
-    block_overhead_tiles) * step + a wave's fixed cost, ``wave_cost``)`` with ``waves = ceil(blocks / (sms * MINB))``
-    and ``step`` the time an SM takes for one k-tile of all the blocks it holds (``tile_seconds`` for 2 blocks of 128
-    x 128, in proportion to the FMAs for others, divided by the tile's measured ``speed``), plus the blocks' reads of
+    each slice whole BK tiles), the estimated time (``cost_model(tile).estimate``) is ``(k-tiles per slice +
+    block_overhead_tiles) * step * worth / MINB + rounds * a round's fixed cost (``wave_cost``)``: the busiest SM runs
+    ceil(blocks / sms) blocks in ``rounds`` of MINB, a last round of fewer counting as ``partial_round``'s share of
+    MINB blocks at least (``worth`` blocks' time in all); ``step`` is the time an SM takes for one k-tile of MINB
+    blocks (``tile_seconds`` for 2 blocks of 128 x 128, in proportion to the FMAs for others, divided by the tile's
+    measured ``speed``), plus the blocks' reads of
     their panels of A and B ((BM + BN) * k * 4 bytes an output tile, at ``operand_bytes_per_s``), plus for s > 1 the
     workspace traffic ((2s + 1) * m * n * 4 bytes at ``workspace_bytes_per_s``) and the sum's launch; the cheapest
     wins (on a tie the larger tile, then fewer slices). ``tile`` and ``splits`` force a choice (checked, never
@@ -535,7 +561,8 @@ def _ranked(m: int, n: int, k: int, tiles: tuple[Tile, ...], splits: int | None,
     """(estimate, preference, slices, tile) of each tile of ``tiles`` with ``splits`` slices (or each count
     ``slice_counts`` allows), cheapest first; on a tie the earlier tile, then fewer slices. ``plan`` takes the first,
     ``choices`` the first few."""
-    return sorted(((COST.estimate(m, n, k, t, s, sms, stores16(t, vb, s, c16)), i, s, t) for i, t in enumerate(tiles)
+    return sorted(((cost_model(t).estimate(m, n, k, t, s, sms, stores16(t, vb, s, c16)), i, s, t)
+                   for i, t in enumerate(tiles)
                    for s in ([splits] if splits is not None else slice_counts(k, t))), key=lambda o: o[:3])
 
 
