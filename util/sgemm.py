@@ -401,6 +401,8 @@ NARROW_COST = CostModel(workspace_bytes_per_s=3e12, wave_vc_seconds=0.5e-6,
 def cost_model(t: Tile) -> CostModel:
     """The cost rule that ranks tile t: ``NARROW_COST`` for NARROW_TILES, ``COST`` for the others."""
     return NARROW_COST if t in NARROW_TILES else COST
+
+
 MAX_SPLITS = 256
 # A tiled plan whose grid puts at most one block on an SM and whose slices are at most this many k-tiles runs every
 # k-tile through the kernels' one-tile loop (``Plan.one_loop``): each SM then runs one block, its code cold, and
