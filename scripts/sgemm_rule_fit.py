@@ -1,7 +1,7 @@
 """The recorded search behind util.sgemm's cost rule: on a seeded set of random shapes, the numba SGEMM forced to each
 tile and to a ladder of slice counts, verified and timed in one interleaved run per shape (shuffled, L2 flushed,
 launch overhead hidden); then the rule's fitted constants (``util.sgemm.CostModel``: a block's fixed cost, the
-workspace rate, the sum's launch, the operand-panel rate, each tile's fixed cost a wave, and what a last round of
+workspace rate, the sum's launch, the operand-panel rate, each tile's fixed cost a round, and what a last round of
 fewer blocks than an SM holds costs) chosen on a grid, by coordinate descent, to lose the least against the fastest
 timed choice.
 
@@ -9,7 +9,9 @@ timed choice.
                                                              util/sgemm_rule_fit.json (and stop: the fit is
                                                              the next command's)
     python scripts/sgemm_rule_fit.py --measure --missing    the same, keeping the record's times of the shapes
-                                                             it has (after a new family is added)
+                                                             it has (after a new family is added, or to finish
+                                                             a run cut short: the record is written after
+                                                             each shape)
     python scripts/sgemm_rule_fit.py                        (anywhere) fit the constants to the record, and print
                                                              how the rule loses with them and with util.sgemm.COST
 
@@ -141,18 +143,18 @@ def measure(runs: int, missing: bool) -> None:
         record.append({"shape": [m, n, k], "cublas_us": round(tab[tab.baseline].median * 1e6, 2), "us": us})
         print(f"[{time.perf_counter() - t0:4.0f} s] {i + 1}/{len(todo)} {m}x{n}x{k}: {len(us)} choices, fastest {best} "
               f"{us[best]:.1f} us ({100 * record[-1]['cublas_us'] / us[best]:.0f}% of cuBLAS)", flush=True)
-        # written after each shape, so that a run cut short leaves what it timed: --missing then times the rest (the
-        # fit refuses a record that does not hold every shape)
-        _write(record, sms, f" --missing (timed in this run: {timed} shapes; the others kept from the record before)"
-               if kept else "")
-    print("written:", RECORD)
+        # written after each shape, with the kept entries still ahead, so that a run cut short leaves all it has:
+        # --missing then times only the rest (the fit refuses a record that does not hold every shape)
+        how = f" --missing (timed in this run: {timed} shapes; the others kept from the record before)" if kept else ""
+        _write(record + [kept[s] for s in todo[i + 1:] if s in kept], sms, how)
+    print("written:", RECORD if timed else "nothing: the record holds every shape already")
 
 
 def _write(record: list[dict], sms: int, how: str) -> None:
     """The record (``how``: what the command line adds), through a temporary file so that it is never half-written."""
     import util
 
-    tmp = RECORD.with_suffix(".tmp")
+    tmp = RECORD.with_name(RECORD.name + ".tmp")
     tmp.write_text(json.dumps({
         "about": "util.sgemm's forced choices (tile, slices) timed on random shapes (scripts/sgemm_rule_fit.py); "
                  "us: each choice's median in one interleaved, verified run",

@@ -79,7 +79,8 @@ def test_every_strategy_is_correct(shape, options):
         assert getattr(used, key) == value
 
 
-@pytest.mark.parametrize("shape", [(70, 33, 40), (130, 67, 29), (9, 8, 1), (3, 40, 50), (200, 300, 4000)])
+@pytest.mark.parametrize("shape", [(70, 33, 40), (130, 67, 29), (9, 8, 1), (3, 40, 50), (200, 300, 4000),
+                                   (500, 24, 3000)])
 def test_choices_start_with_the_rules_plan(shape):
     """choices(): the rule's tiled plan first, then distinct (tile, slices) of the tiles it ranks, in the order of the
     rule's estimates."""
@@ -447,8 +448,10 @@ def test_the_cost_rule_holds_the_fit_to_its_record():
     whole = tuple((name, 1.0) for name, _ in S.COST.partial_round)
     no_waves = dataclasses.replace(S.COST, wave_vc_seconds=0.0, wave_seconds=tuple((t.name, 0.0) for t in S.TILES),
                                    partial_round=whole)
-    for before in (dataclasses.replace(S.COST, partial_round=whole, workspace_bytes_per_s=3e12, wave_vc_seconds=0.5e-6,
-                                       wave_seconds=(("128x128", 12e-6), ("64x128", 6e-6), ("64x64/2k", 2e-6))),
+    for before in (S.CostModel(tile_seconds=S.COST.tile_seconds, block_overhead_tiles=0.0, workspace_bytes_per_s=3e12,
+                               second_launch_s=4e-6, operand_bytes_per_s=16e12, wave_vc_seconds=0.5e-6,
+                               wave_seconds=(("128x128", 12e-6), ("64x128", 6e-6), ("64x64/2k", 2e-6)),
+                               partial_round=whole),
                    dataclasses.replace(no_waves, block_overhead_tiles=1.0, workspace_bytes_per_s=1e12,
                                        second_launch_s=0.0, operand_bytes_per_s=16e12),
                    dataclasses.replace(no_waves, block_overhead_tiles=0.0, workspace_bytes_per_s=1.5e12,
@@ -477,22 +480,35 @@ def test_the_cost_rule_wants_a_wave_cost_for_each_tile():
 
 
 def test_the_cost_rule_counts_the_busiest_sms_blocks():
-    """The busiest SM runs ceil(blocks / SMs) blocks, MINB at a time; a last round of fewer counts at least its tile's
-    ``partial_round`` share of MINB; at 1.0 every round counts whole (the rule in whole waves)."""
+    """The busiest SM runs ceil(blocks / SMs) blocks, MINB at a time; a last round of r fewer counts max(r, fraction
+    x MINB) blocks (``partial_round``); at 1.0 every round counts whole, and the estimate is the rule in whole waves:
+    waves * ((k-tiles a slice + overhead) * step + a wave's cost) + the panels + the split's workspace and launch."""
     import dataclasses
+    import random
 
-    f = dict(S.COST.partial_round)["128x128"]
-    assert 0 < f < 1
-    assert S.COST.rounds(132, S.TILE, 132) == (1, pytest.approx(2 * f))  # one block an SM: MINB = 2
-    assert S.COST.rounds(264, S.TILE, 132) == (1, 2)
-    assert S.COST.rounds(265, S.TILE, 132) == (2, pytest.approx(2 + max(1, 2 * f)))
-    assert S.COST.rounds(3 * 132, S.TILE, 132) == (2, pytest.approx(2 + max(1, 2 * f)))
-    g = dict(S.COST.partial_round)["64x64/2k"]
-    assert S.COST.rounds(7 * 132, S.TINY_TILE, 132) == (2, pytest.approx(4 + max(3, 4 * g)))  # MINB = 4
+    half = dataclasses.replace(S.COST, partial_round=tuple((name, 0.5) for name, _ in S.COST.partial_round))
+    assert half.rounds(132, S.TILE, 132) == (1, 1.0)  # one block an SM, MINB = 2: max(1, 1.0)
+    assert half.rounds(264, S.TILE, 132) == (1, 2)
+    assert half.rounds(265, S.TILE, 132) == (2, 3)  # 2 blocks on one SM, then 1: max(1, 1.0)
+    assert half.rounds(3 * 132, S.TINY_TILE, 132) == (1, 3)  # MINB = 4: max(3, 2.0)
+    assert half.rounds(132, S.TINY_TILE, 132) == (1, 2.0)  # max(1, 2.0)
+    assert half.rounds(7 * 132, S.TINY_TILE, 132) == (2, 7)
+    assert S.COST.rounds(7 * 132, S.TINY_TILE, 132)[0] == 2
     whole = dataclasses.replace(S.COST, partial_round=tuple((name, 1.0) for name, _ in S.COST.partial_round))
-    for blocks in (1, 131, 132, 133, 264, 265, 1000):
-        for t in S.TILES:
-            assert whole.rounds(blocks, t, 132) == (-(-blocks // (132 * t.MINB)), -(-blocks // (132 * t.MINB)) * t.MINB)
+    rng = random.Random(5)
+    for _ in range(2000):
+        m, n, k, t, sms = (rng.randint(1, 9000), rng.randint(1, 9000), rng.randint(1, 20000), rng.choice(S.TILES),
+                           rng.choice((1, 7, 132)))
+        s, vc = rng.choice(S.slice_counts(k, t)), rng.random() < 0.5
+        blocks = -(-m // t.BM) * -(-n // t.BN) * s
+        waves = -(-blocks // (sms * t.MINB))
+        assert whole.rounds(blocks, t, sms) == (waves, waves * t.MINB)
+        step = whole.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
+        est = waves * ((-(-(-(-k // t.BK)) // s) + whole.block_overhead_tiles) * step + whole.wave_cost(t, vc))
+        est += -(-m // t.BM) * -(-n // t.BN) * (t.BM + t.BN) * -(-k // t.BK) * t.BK * 4 / whole.operand_bytes_per_s
+        if s > 1:
+            est += (2 * s + 1) * m * n * 4 / whole.workspace_bytes_per_s + whole.second_launch_s
+        assert whole.estimate(m, n, k, t, s, sms, vc) == pytest.approx(est, rel=1e-12)
 
 
 def test_plan_refuses_bad_sizes():

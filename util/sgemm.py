@@ -329,10 +329,11 @@ class Plan:
 class CostModel:
     """plan()'s cost rule. ``tile_seconds``: one BK-deep tile of a 128 x 128 block, two blocks an SM, at the fp32
     peak of an H200-class SM (128 FMA lanes at ~1.98 GHz: 2 * 128 * 128 * 8 FMA / 128 lanes / 1.98e9 = 1.03 us);
-    ``block_overhead_tiles``: a block's fixed cost in tiles; a wave of blocks' fixed cost outside its k-loop (its
+    ``block_overhead_tiles``: a block's fixed cost in tiles; a round of blocks' fixed cost outside its k-loop (its
     first loads and its stores of C), which on short K outweighs the k-loop: where the tile stores C 16 bytes at a
-    time (``stores16``), ``wave_vc_seconds`` for a wave of 2 blocks of 128 x 128 and in proportion to the results an
-    SM holds for other tiles (an SM's 128 KB of C written at 1/132 of 4.3 TB/s, the H200's copy rate, takes 4 us);
+    time (``stores16``), ``wave_vc_seconds`` for a round of 2 blocks of 128 x 128 and in proportion to the results an
+    SM holds for other tiles (an SM's 128 KB of C written at 1/132 of 4.3 TB/s, the H200's copy rate, would take 4
+    us; the fit finds less, 0 on the H200);
     else ``wave_seconds``, each tile's own (tile name, seconds); ``workspace_bytes_per_s``: the rate at which split
     slices are written and read back; ``second_launch_s``: the cost of the sum's launch; ``operand_bytes_per_s``:
     the rate at which the blocks read their panels of A and B (an output tile reads BM + BN rows of K, mostly from
@@ -362,8 +363,8 @@ class CostModel:
                          f"(python scripts/sgemm_rule_fit.py --measure on a GPU machine)")
 
     def wave_cost(self, t: Tile, vc: bool) -> float:
-        """A wave's fixed cost with tile t: ``vc``, it stores C 16 bytes at a time (``wave_vc_seconds``, scaled);
-        else the tile's entry of ``wave_seconds``."""
+        """A round's fixed cost with tile t (the rounds of MINB blocks the busiest SM runs: ``rounds``): ``vc``, it
+        stores C 16 bytes at a time (``wave_vc_seconds``, scaled); else the tile's entry of ``wave_seconds``."""
         if vc:
             return self.wave_vc_seconds * t.MINB * t.BM * t.BN / (2 * 128 * 128)
         return self._of(self.wave_seconds, "wave_seconds", t)
@@ -393,7 +394,8 @@ class CostModel:
 COST = CostModel()  # TILES' rule
 # NARROW_TILES' rule: their speeds and wave costs fitted to a probe of their own (docs/notes.md, "Tiles 32 columns
 # wide") with the other constants as the rule had them then, in whole waves; a refit of COST leaves them as fitted
-NARROW_COST = CostModel(workspace_bytes_per_s=3e12, wave_vc_seconds=0.5e-6,
+NARROW_COST = CostModel(tile_seconds=1.03e-6, block_overhead_tiles=0.0, workspace_bytes_per_s=3e12,
+                        second_launch_s=4e-6, operand_bytes_per_s=16e12, wave_vc_seconds=0.5e-6,
                         wave_seconds=(("128x32", 4.25e-6), ("64x32/2k", 2.75e-6)),
                         partial_round=(("128x32", 1.0), ("64x32/2k", 1.0)))
 
