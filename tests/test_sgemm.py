@@ -500,12 +500,12 @@ def test_the_cost_rule_counts_the_busiest_sms_blocks():
         m, n, k, t, sms = (rng.randint(1, 9000), rng.randint(1, 9000), rng.randint(1, 20000), rng.choice(S.TILES),
                            rng.choice((1, 7, 132)))
         s, vc = rng.choice(S.slice_counts(k, t)), rng.random() < 0.5
-        blocks = -(-m // t.BM) * -(-n // t.BN) * s
-        waves = -(-blocks // (sms * t.MINB))
-        assert whole.rounds(blocks, t, sms) == (waves, waves * t.MINB)
+        tiles, ktiles = S.cdiv(m, t.BM) * S.cdiv(n, t.BN), S.cdiv(k, t.BK)
+        waves = S.cdiv(tiles * s, sms * t.MINB)
+        assert whole.rounds(tiles * s, t, sms) == (waves, waves * t.MINB)
         step = whole.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
-        est = waves * ((-(-(-(-k // t.BK)) // s) + whole.block_overhead_tiles) * step + whole.wave_cost(t, vc))
-        est += -(-m // t.BM) * -(-n // t.BN) * (t.BM + t.BN) * -(-k // t.BK) * t.BK * 4 / whole.operand_bytes_per_s
+        est = waves * ((S.cdiv(ktiles, s) + whole.block_overhead_tiles) * step + whole.wave_cost(t, vc))
+        est += tiles * (t.BM + t.BN) * ktiles * t.BK * 4 / whole.operand_bytes_per_s
         if s > 1:
             est += (2 * s + 1) * m * n * 4 / whole.workspace_bytes_per_s + whole.second_launch_s
         assert whole.estimate(m, n, k, t, s, sms, vc) == pytest.approx(est, rel=1e-12)
