@@ -181,7 +181,8 @@ class Table:
     def caption(self) -> str:
         r0 = self.results[0] if self.results else None
         size = f"m,n,k = {r0.m},{r0.n},{r0.k}, " if r0 else ""
-        clock = "SIMULATOR wall time, NOT GPU time" if SIMULATED else "CUDA events, median of interleaved runs"
+        timer = {"events": "CUDA events", "cupti": "CUPTI kernel times"}.get(r0.timer if r0 else "events", "CUDA events")
+        clock = "SIMULATOR wall time, NOT GPU time" if SIMULATED else f"{timer}, median of interleaved runs"
         skipped = "".join(f"; {n} skipped: {why}" for n, why in self.skipped.items())
         return f"{size}{self.device} ({clock}){skipped}"
 
@@ -349,18 +350,19 @@ class Registry:
 
     def run(self, m: int | None = None, n: int | None = None, k: int | None = None, *, runs: int = 10,
             seed: int = 0, only: Sequence[str] | None = None, flush: bool | None = None, shuffle: bool = False,
-            hide_launch: bool = False, precision: str = "fp32", c_offset: int = 0, verbose: bool = True) -> Table:
+            hide_launch: bool = False, precision: str = "fp32", c_offset: int = 0, timer: str = "events",
+            verbose: bool = True) -> Table:
         """Verify each variant on one random problem, then time them ``runs`` times, interleaved (in a new
         random order each round with ``shuffle``); ``precision``: the inputs rounded to "tf32" or "bf16" values
         (util.verify.Problem), for tensor-core kernels; ``c_offset``: C starts that many floats past its
-        allocation (1-3: not 16-byte aligned)."""
+        allocation (1-3: not 16-byte aligned); ``timer``: "events" or "cupti" (``util.timing.run_verified``)."""
         m, n, k = default_sizes(m, n, k, quiet=not verbose)
         chosen = self._chosen(only)
         skipped = {v.name: "needs a GPU (the simulator runs numba kernels only)"
                    for v in chosen if v.gpu_only and SIMULATED}
         todo = [v for v in chosen if v.name not in skipped]
         res = run_verified(problem(m, n, k, seed, precision, c_offset), runs, {v.name: v.launch for v in todo},
-                           timer="events", flush=flush, shuffle=shuffle, hide_launch=hide_launch)
+                           timer=timer, flush=flush, shuffle=shuffle, hide_launch=hide_launch)
         table = Table([res[v.name] for v in todo], todo, device_name(), skipped)
         if verbose:
             for v in todo:

@@ -1,8 +1,10 @@
 """Verified timing of SGEMM kernels: ``run_verified``, ``measure_runtime`` and ``cuda_mean_runtime``; and
 ``time_calls``, the unverified timing that ``util.sgemm``'s ``tune`` chooses among correct plans with.
 
-Timers: ``"cupti"`` reads each kernel's device time from CUPTI through torch.profiler (what the
-original notebook did); ``"events"`` brackets each launch with CUDA events. Under numba's simulator
+Timers: ``"events"`` brackets each launch with CUDA events; ``"cupti"`` reads the same interval from the
+kernels' own start and end times, recorded by CUPTI through torch.profiler (nanoseconds, where events resolve
+about half a microsecond): from the first kernel's start, or with ``hide_launch`` the hold kernel's end, to the
+launch's last kernel's end, so that a launch of several kernels (split-K and its sum) counts whole. Under numba's simulator
 there is no device clock: the times are simulator wall time and are labelled so everywhere.
 
 Before every timed launch the output is poisoned with NaN and, with ``flush=True`` (the default, as llm.c's
@@ -61,6 +63,7 @@ class Result:
     k: int
     timer: str
     check: Check | None = field(default=None, repr=False)
+    kernel_times: list[float] = field(default_factory=list, repr=False)  # cupti: the call's kernels' own durations
 
     @property
     def seconds(self) -> float:
@@ -162,6 +165,11 @@ def _time_events_held(p: Problem, launch: Launch, flush: bool) -> float:
     the host enqueues them: the interval is GPU time only, without the host's launch overhead. A launch whose
     enqueueing took more than half the hold (a garbage collection, a busy host) is poisoned, flushed and timed
     again behind a longer hold (four times the host's time, at least twice the last hold)."""
+    return _launch_held(p, launch, flush)[0]
+
+
+def _launch_held(p: Problem, launch: Launch, flush: bool) -> tuple[float, int]:
+    """``_time_events_held``'s seconds, and how many times the launch ran (the last one timed)."""
     hold = HOLD_S
     for attempt in range(HOLD_TRIES):
         if attempt:
@@ -177,7 +185,7 @@ def _time_events_held(p: Problem, launch: Launch, flush: bool) -> float:
         host = time.perf_counter() - t0
         end.synchronize()
         if host <= hold / 2:
-            return cuda.event_elapsed_time(start, end) / 1e3
+            return cuda.event_elapsed_time(start, end) / 1e3, attempt + 1
         used, hold = hold, min(max(2 * hold, 4 * host), HOLD_MAX_S)
     raise RuntimeError(f"enqueuing the launch took {host * 1e6:.0f} us on the host {HOLD_TRIES} times, the last time "
                        f"behind a hold of {used * 1e6:.0f} us: too long to be sure the GPU never waited; time it "
@@ -192,18 +200,17 @@ def _time_wall(p: Problem, launch: Launch) -> float:
 
 
 def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: str = "events",
-                 flush: bool | None = None, shuffle: bool = False, hide_launch: bool = False,
-                 cupti_names: dict[str, str] | None = None) -> dict[str, Result]:
+                 flush: bool | None = None, shuffle: bool = False, hide_launch: bool = False) -> dict[str, Result]:
     """Warm up and check each launch, then time the correct ones ``runs`` times, interleaved.
 
     Before every launch C is poisoned with NaN (and, with ``flush``, default ``FLUSH_L2``, the L2 cache is
     flushed); after every launch every element is checked. A launch that is ever wrong is reported WRONG with
     no time. Each round launches every kernel once, in registry order, or with ``shuffle`` in an order drawn
     afresh each round (seeded), so that no kernel always follows the same neighbour. ``times[r]`` of every
-    result is round r. With ``timer="cupti"``, ``cupti_names`` maps each launch to the kernel name to look for
-    in the profile (default: the launch's own name). With ``hide_launch`` (events only) a sleeping kernel keeps
-    the GPU busy while the host enqueues each timed launch, so that the time is the GPU's alone, without the
-    host's launch overhead (which a launch of several kernels, or numba's dispatcher, adds on small problems).
+    result is round r. With ``hide_launch`` a sleeping kernel keeps the GPU busy while the host enqueues each
+    timed launch, so that the time is the GPU's alone, without the host's launch overhead (which a launch of
+    several kernels, or numba's dispatcher, adds on small problems). With ``timer="cupti"`` each launch's kernels
+    are first recorded once on their own (its signature), then found in the timed runs' profile in launch order.
     """
     check_sizes(runs=runs)
     flush = FLUSH_L2 if flush is None else flush
@@ -213,6 +220,7 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
         raise ValueError(f"timer must be one of {TIMERS}, got {timer!r}")
     dev = device_name()
     times: dict[str, list[float]] = {name: [] for name in launches}
+    kernels: dict[str, list[float]] = {}  # cupti: each timed call's kernels' own durations, summed
     checks: dict[str, Check] = {}
     for name, launch in launches.items():  # warm-up: JIT compile, then verify
         p.poison()
@@ -223,17 +231,16 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
 
     rng = np.random.default_rng(0)
 
-    def timed_loop(clock: Callable[[Problem, Launch], float] | None) -> None:
+    order: list[str] = []  # the timed launches, in the order they ran
+
+    def timed_loop(clock: Callable[[Problem, Launch], float]) -> None:
         for _ in range(runs):
             for name in rng.permutation(alive).tolist() if shuffle else list(alive):
                 p.poison()
                 if flush:
                     _flush_l2()
-                if clock is None:
-                    launches[name](p)
-                    cuda.synchronize()
-                else:
-                    times[name].append(clock(p, launches[name]))
+                order.append(name)
+                times[name].append(clock(p, launches[name]))
                 c = p.check()
                 if not c.correct or c.max_err_over_tol > checks[name].max_err_over_tol:
                     checks[name] = c
@@ -246,16 +253,32 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
     elif timer == "events":
         timed_loop((lambda q, launch: _time_events_held(q, launch, flush)) if hide_launch else _time_events)
     else:
-        durations = profiled_kernels(lambda: timed_loop(None))
+        hold = profiled_spans(lambda: _hold_kernel()[1, 1](0))[0][0] if hide_launch else None
+        signatures = {}
         for name in alive:
-            want = (cupti_names or {}).get(name, name)
-            got = [d for kn, d in durations if matches(kn, want)]
-            if len(got) != runs:
-                raise RuntimeError(f"CUPTI saw {len(got)} launches of {want!r}, expected {runs}; "
-                                   f"kernels seen: {sorted({kn for kn, _ in durations})}")
-            times[name] = got
+            p.poison()
+            cuda.synchronize()
+            signatures[name] = tuple(kn for kn, _, _ in profiled_spans(lambda launch=launches[name]: launch(p)))
+
+        tries: list[int] = []  # how many times each timed launch ran (a held one may run again)
+
+        def clock(q: Problem, launch: Launch) -> float:
+            if hide_launch:
+                tries.append(_launch_held(q, launch, flush)[1])
+            else:
+                launch(q)
+                cuda.synchronize()
+                tries.append(1)
+            return float("nan")  # read from the profile below
+
+        spans = profiled_spans(lambda: timed_loop(clock))
+        got = cupti_times(spans, list(zip(order, tries)), signatures, hold)
+        for name in alive:
+            times[name] = [span for span, _ in got[name]]
+            kernels[name] = [own for _, own in got[name]]
     return {name: Result(name, times[name], name in alive, dev, SIMULATED, p.m, p.n, p.k,
-                         "wall" if SIMULATED else timer, checks[name]) for name in launches}
+                         "wall" if SIMULATED else timer, checks[name], kernels.get(name, []))
+            for name in launches}
 
 
 class _NoReset:
@@ -319,15 +342,61 @@ def measure_runtime(kernel: Any, nthreads: Any, nblocks_fn: Callable, kernel_arg
 def profiled_kernels(run: Callable[[], None]) -> list[tuple[str, float]]:
     """(kernel name, device seconds) for every GPU kernel launch that ``run()`` makes, under torch.profiler (one
     profiling cycle; memsets and copies left out); ``run`` synchronizes before it returns."""
+    return [(name, end - start) for name, start, end in profiled_spans(run)]
+
+
+def profiled_spans(run: Callable[[], None]) -> list[tuple[str, float, float]]:
+    """(kernel name, start, end) in device seconds for every GPU kernel launch that ``run()`` makes, in order of
+    start, under torch.profiler (one profiling cycle; memsets and copies left out); ``run`` synchronizes."""
     import warnings
 
+    from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
+    cuda.synchronize()
     with warnings.catch_warnings():  # torch warns that a profile keeps only its last cycle: we use one cycle
         warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle")
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             run()
-    return kernel_durations(prof)
+            cuda.synchronize()
+    return sorted(((e.name, e.time_range.start / 1e6, e.time_range.end / 1e6) for e in prof.events() or []
+                   if e.device_type == DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset"))),
+                  key=lambda r: r[1])
+
+
+def cupti_times(spans: Sequence[tuple[str, float, float]], order: Sequence[tuple[str, int]],
+                signatures: dict[str, tuple[str, ...]], hold: str | None = None
+                ) -> dict[str, list[tuple[float, float]]]:
+    """Each timed launch's seconds from a profile's kernels (``spans``: name, start, end, in order of start), and
+    its kernels' own durations summed (the span less the wait before the first kernel and between kernels).
+
+    ``order``: the launches in the order they ran, each with how many times it ran (the last one counts: a held
+    launch the host was slow to enqueue runs again); ``signatures``: the kernels each launch makes, in order;
+    ``hold``: the hold kernel's name where the GPU was held while the host enqueued each launch. A launch's time
+    runs from its first kernel's start (or the hold kernel's end just before it) to its last kernel's end; other
+    kernels between launches (poisoning, flushing, checking) are passed over. A launch whose kernels are not found
+    in that order raises: the profile does not show what the timing assumes."""
+    at, out = 0, {name: [] for name, _ in order}
+    for name, tries in order:
+        sig = signatures[name]
+        if not sig:
+            raise RuntimeError(f"{name!r} launched no kernel when recorded on its own: nothing to time")
+        for _ in range(tries):
+            first = hold if hold is not None else sig[0]
+            while at < len(spans) and spans[at][0] != first:
+                at += 1
+            lead = 1 if hold is not None else 0
+            got = tuple(s[0] for s in spans[at + lead:at + lead + len(sig)])
+            if at >= len(spans) or got != sig:
+                raise RuntimeError(f"the profile does not show {name!r}'s kernels {sig}"
+                                   + (f" after the hold kernel {hold!r}" if hold is not None else "")
+                                   + f" where expected (found {got or 'no more kernels'})")
+            start = spans[at][2] if hold is not None else spans[at][1]
+            end = spans[at + lead + len(sig) - 1][2]
+            own = sum(e - b for _, b, e in spans[at + lead:at + lead + len(sig)])
+            at += lead + len(sig)
+        out[name].append((end - start, own))
+    return out
 
 
 def kernel_durations(prof: Any) -> list[tuple[str, float]]:
