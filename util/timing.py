@@ -350,7 +350,6 @@ def profiled_spans(run: Callable[[], None]) -> list[tuple[str, float, float]]:
     start, under torch.profiler (one profiling cycle; memsets and copies left out); ``run`` synchronizes."""
     import warnings
 
-    from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
     cuda.synchronize()
@@ -359,8 +358,7 @@ def profiled_spans(run: Callable[[], None]) -> list[tuple[str, float, float]]:
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             run()
             cuda.synchronize()
-    return sorted(((e.name, e.time_range.start / 1e6, e.time_range.end / 1e6) for e in prof.events() or []
-                   if e.device_type == DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset"))),
+    return sorted(((e.name, e.time_range.start / 1e6, e.time_range.end / 1e6) for e in _kernel_events(prof)),
                   key=lambda r: r[1])
 
 
@@ -409,13 +407,15 @@ def kernel_durations(prof: Any) -> list[tuple[str, float]]:
     if not isinstance(prof, (_profile, _legacy)):
         raise TypeError(f"expected a torch.profiler.profile (the object of `with profile(...) as p`), "
                         f"got {type(prof).__name__}")
+    return [(e.name, e.time_range.elapsed_us() / 1e6) for e in _kernel_events(prof)]
+
+
+def _kernel_events(prof: Any) -> list[Any]:
+    """A torch.profiler profile's GPU kernel events (memsets and copies left out)."""
     from torch.autograd import DeviceType
 
-    out = []
-    for e in prof.events() or []:
-        if e.device_type == DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset")):
-            out.append((e.name, e.time_range.elapsed_us() / 1e6))
-    return out
+    return [e for e in prof.events() or []
+            if e.device_type == DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset"))]
 
 
 def matches(profiled_name: str, python_name: str) -> bool:
