@@ -181,7 +181,7 @@ class Table:
     def caption(self) -> str:
         r0 = self.results[0] if self.results else None
         size = f"m,n,k = {r0.m},{r0.n},{r0.k}, " if r0 else ""
-        timer = {"events": "CUDA events", "cupti": "CUPTI kernel times"}.get(r0.timer if r0 else "events", "CUDA events")
+        timer = "CUPTI kernel times" if r0 and r0.timer == "cupti" else "CUDA events"
         clock = "SIMULATOR wall time, NOT GPU time" if SIMULATED else f"{timer}, median of interleaved runs"
         skipped = "".join(f"; {n} skipped: {why}" for n, why in self.skipped.items())
         return f"{size}{self.device} ({clock}){skipped}"

@@ -4,8 +4,8 @@
 Timers: ``"events"`` brackets each launch with CUDA events; ``"cupti"`` reads the same interval from the
 kernels' own start and end times, recorded by CUPTI through torch.profiler (nanoseconds, where events resolve
 about half a microsecond): from the first kernel's start, or with ``hide_launch`` the hold kernel's end, to the
-launch's last kernel's end, so that a launch of several kernels (split-K and its sum) counts whole. Under numba's simulator
-there is no device clock: the times are simulator wall time and are labelled so everywhere.
+launch's last kernel's end, so that a launch of several kernels (split-K and its sum) counts whole. Under numba's
+simulator there is no device clock: the times are simulator wall time and are labelled so everywhere.
 
 Before every timed launch the output is poisoned with NaN and, with ``flush=True`` (the default, as llm.c's
 and Triton's benchmark harnesses do), the L2 cache is flushed by writing a buffer of twice its size, so that
