@@ -160,16 +160,12 @@ def _hold_kernel():
     return hold
 
 
-def _time_events_held(p: Problem, launch: Launch, flush: bool) -> float:
+def _launch_held(p: Problem, launch: Launch, flush: bool) -> tuple[float, int]:
     """Events around the launch, with the GPU kept busy (a sleeping kernel, as nvbench's blocking kernel) while
     the host enqueues them: the interval is GPU time only, without the host's launch overhead. A launch whose
     enqueueing took more than half the hold (a garbage collection, a busy host) is poisoned, flushed and timed
-    again behind a longer hold (four times the host's time, at least twice the last hold)."""
-    return _launch_held(p, launch, flush)[0]
-
-
-def _launch_held(p: Problem, launch: Launch, flush: bool) -> tuple[float, int]:
-    """``_time_events_held``'s seconds, and how many times the launch ran (the last one timed)."""
+    again behind a longer hold (four times the host's time, at least twice the last hold). Returns (seconds, how
+    many times the launch ran: the last one is timed)."""
     hold = HOLD_S
     for attempt in range(HOLD_TRIES):
         if attempt:
@@ -251,7 +247,7 @@ def run_verified(p: Problem, runs: int, launches: dict[str, Launch], *, timer: s
     if SIMULATED:
         timed_loop(_time_wall)
     elif timer == "events":
-        timed_loop((lambda q, launch: _time_events_held(q, launch, flush)) if hide_launch else _time_events)
+        timed_loop((lambda q, launch: _launch_held(q, launch, flush)[0]) if hide_launch else _time_events)
     else:
         hold = profiled_spans(lambda: _hold_kernel()[1, 1](0))[0][0] if hide_launch else None
         signatures = {}
@@ -309,7 +305,7 @@ def time_calls(calls: dict[str, Callable[[], None]], runs: int, *, flush: bool =
                 continue
             if flush:
                 _flush_l2()
-            times[name].append(_time_events_held(reset, launch, flush))
+            times[name].append(_launch_held(reset, launch, flush)[0])
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
