@@ -293,6 +293,55 @@ def test_the_plan_shifts_the_right_edge_only_for_whole_pieces_of_b_that_fill_a_t
         S.c_twin(True, False, False, S.TILE, None, True)
 
 
+def test_the_plan_spreads_shifted_b_along_rows_where_that_leaves_no_local_memory():
+    assert S.plan(8, 129, 8, tile=S.SMALL_TILE).row_b and S.plan(8, 129, 6, tile=S.SMALL_TILE).row_b  # A 16 or 4 B
+    assert S.plan(8, 65, 8, tile=S.TINY_TILE).row_b           # the sliced tile with 16-byte loads of A
+    assert not S.plan(8, 65, 6, tile=S.TINY_TILE).row_b       # ... not with 4-byte ones (its variant would spill)
+    assert not S.plan(8, 63, 8, tile=S.TINY_TILE).row_b       # no shifted right edge: n < BN
+    assert not S.plan(8, 129, 8, tile=S.TILE).row_b           # B spread over threads already (one piece a thread)
+    with pytest.raises(ValueError, match="row_b spreads"):
+        S.numba_kernel(True, False, False, S.SMALL_TILE, row_b=True)  # without shift_b
+    with pytest.raises(ValueError, match="row_b spreads"):
+        S.c_twin(True, False, False, S.SMALL_TILE, row_b=True)
+
+
+def _b_load_offsets(report) -> set[str]:
+    """The byte offsets of the hot loop's 4-byte global loads from their 64-bit address registers ("+0x0" for none)."""
+    return {(m.group(1) or "+0x0") for i in report.hot_loop.instructions if i.opcode == "LDG.E"
+            for m in [re.search(r"\.64(\+0x[0-9a-f]+)?\]", i.text)] if m}
+
+
+@pytest.mark.parametrize("tile, va", [(S.SMALL_TILE, False), (S.SMALL_TILE, True), (S.TINY_TILE, True)])
+def test_b_by_rows_reads_32_floats_apart_from_one_address_a_row(tile, va):
+    """row_b: a lane's 4-byte loads of B 32 floats (0x80 bytes) apart in a row, at constant offsets from one address
+    (a warp's load reads 32 adjacent floats), where whole pieces read 4 adjacent floats (+0x4, +0x8, +0xc); numba's
+    kernel without local memory, the twin's with no more than with pieces (the sliced tile's 4-byte-B twins spill
+    either way at 128 registers)."""
+    def both(row_b):
+        options = dict(shift_b=True, sc=tile.SC, row_b=row_b)
+        return (tiled_sass(tile, va, False, **options),
+                analyze(S.c_twin(va, False, False, tile, **options).cubin("sm_90"), "gemm_c", ffma_per_iteration=tile.ffma))
+
+    (pieces, twin_pieces), (rows, twin_rows) = both(False), both(True)
+    runs = {f"+{hex(c * 128)}" for c in range(1, tile.BN // 32)}
+    assert runs <= _b_load_offsets(rows) and not runs & _b_load_offsets(pieces)
+    if va:  # the only 4-byte loads are B's
+        assert _b_load_offsets(pieces) == {"+0x0", "+0x4", "+0x8", "+0xc"}
+        assert _b_load_offsets(rows) == {"+0x0"} | runs
+    assert pieces.spills == rows.spills == "none"
+    assert twin_rows.stack_bytes + twin_rows.local_bytes <= twin_pieces.stack_bytes + twin_pieces.local_bytes
+
+
+@pytest.mark.parametrize("shape, tile, splits", [((70, 67, 40), S.TINY_TILE, 1), ((33, 129, 36), S.TINY_TILE, 3),
+                                                 ((70, 131, 37), S.SMALL_TILE, 1), ((20, 133, 22), S.SMALL_TILE, 2),
+                                                 ((3, 129, 5), S.SMALL_TILE, 1)])
+def test_b_by_rows_is_correct(shape, tile, splits):
+    """row_b at the shifted right edge, in the K tail, with split-K; with 16- and 4-byte loads of A."""
+    assert S.plan(*shape, tile=tile, splits=splits).row_b
+    used, check = run(shape, seed=6, tile=tile, splits=splits)
+    assert check.correct, f"{used}: {check}"
+
+
 def test_the_plan_picks_loads_by_alignment():
     # 64 x 64 (and up): the tiles, whose loads depend on alignment (the thin kernels' are 4 bytes on every shape)
     assert (S.plan(64, 64, 8).va, S.plan(64, 64, 8).vb) == (True, True)

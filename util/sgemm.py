@@ -207,6 +207,22 @@ def b_by_pieces(vb: bool, tile: Tile) -> bool:
     return not vb and tile.B4 > 1
 
 
+def b_by_rows(va: bool, tile: Tile) -> bool:
+    """Whether B's 4-byte loads by whole pieces with the right-edge block shifted (``shift_b``) are spread along rows
+    instead (``numba_kernel``'s ``row_b``): each warp's load reads 32 adjacent floats of a row (a piece's 4 floats
+    read every fourth float of 128 bytes a load), a lane's floats 32 columns apart at constant offsets from one
+    walking offset. On the 64 x 128 tile, and on the sliced 64 x 64 one where A takes 16-byte loads: with 4-byte
+    loads of A too, the sliced tile's variant spills at its 128 registers (sm_90; docs/notes.md)."""
+    return b_by_pieces(False, tile) and tile.BN % 32 == 0 and (va or tile.KG == 1)
+
+
+def _check_row_b(row_b: bool, shift_b: bool, tile: Tile) -> bool:
+    if row_b and not (shift_b and tile.BN % 32 == 0):
+        raise ValueError(f"row_b spreads B's 4-byte loads by pieces along rows: it needs shift_b and BN a multiple of "
+                         f"32; got shift_b={shift_b} on {tile.name}")
+    return bool(row_b)
+
+
 def _check_shift_b(shift_b: bool, vb: bool, tile: Tile) -> bool:
     if shift_b and not b_by_pieces(vb, tile):
         raise ValueError(f"shift_b applies to B's 4-byte loads by whole pieces (vb False, a tile with B4 > 1); "
@@ -299,6 +315,11 @@ class Plan:
         """B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (``numba_kernel``'s
         ``shift_b``): where B takes 4-byte loads, a thread loads whole pieces (not spread) and n fills a tile."""
         return isinstance(self.tile, Tile) and b_by_pieces(self.vb, self.tile) and self.n >= self.tile.BN
+
+    @property
+    def row_b(self) -> bool:
+        """B's shifted 4-byte loads spread along rows (``b_by_rows``; ``numba_kernel``'s ``row_b``)."""
+        return self.shift_b and b_by_rows(self.va, self.tile)
 
     @property
     def vc(self) -> bool:
@@ -919,7 +940,7 @@ def _thin_plan(m: int, n: int, k: int, thin: Thin, sms: int, splits: int | None,
 @lru_cache(maxsize=None)
 def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator: bool = SIMULATED,
                  order: str | None = None, shift_b: bool = False, vc: bool = False, sc: bool = False,
-                 one_loop: bool = False):
+                 one_loop: bool = False, row_b: bool = False):
     """The numba kernel ``gemm(m, n, k, kslice, a, b, out, dst, flags)`` on flat (1-D, row-major) arrays; ``out`` holds
     ``gridDim.z`` slices of m x n (C itself when there is one), which ``splitk_sum`` adds; ``dst`` and
     ``flags``, which the thin kernels' fused split-K takes (``util.splitk``), are not read (one signature for
@@ -929,8 +950,9 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     only for B's 4-byte loads by whole pieces, and only launched with n >= BN): the right-edge block's tile starts
     at column n - BN instead of being clamped column by column, so a piece's 4 floats are always consecutive and one
     walking offset serves each piece (with per-column clamps each float needs its own); that block stores only
-    the columns from its own BN-aligned start on. ``one_loop`` (``Plan.one_loop``): without the two-tile pass, every
-    k-tile through the one-tile loop.
+    the columns from its own BN-aligned start on. ``row_b`` (``Plan.row_b``, with ``shift_b``): those 4-byte loads
+    spread along rows, a warp's load 32 adjacent floats of a row (``b_by_rows``). ``one_loop`` (``Plan.one_loop``):
+    without the two-tile pass, every k-tile through the one-tile loop.
 
     Its shared tiles are 16-byte aligned (without that, ptxas does not always prove a fragment's 4 floats
     aligned and reads them one by one: LDS instead of LDS.128). numba's simulator takes no alignment:
@@ -957,6 +979,12 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
     SPREAD_B = not VB and B4 == 1
     SHIFT_B = _check_shift_b(shift_b, vb, tile)
     PIECE_B = VB or SHIFT_B  # one walking offset per piece of B (else one per element), as the twin's PIECE_B
+    # ROW_B (with SHIFT_B): each warp's 4-byte loads of B read 32 adjacent floats of a row, a lane's elements 32
+    # columns apart in RB consecutive rows (constant offsets from one walking offset, the rows n apart)
+    ROW_B = _check_row_b(row_b, SHIFT_B, tile)
+    CB = BN // 32  # with ROW_B: a row's runs of 32 columns
+    RB = max(1, 4 * B4 // CB)  # with ROW_B: the rows of a warp's part of B's tile
+    assert not ROW_B or (BN % 32 == 0 and (4 * B4) % CB == 0), "ROW_B: whole rows a warp"
     VC = _check_vc(vc, vb, tile)
     SC = _check_sc(sc, vb, tile)
     S32 = tile.S32 and not wide  # (a 64-bit variant's offsets are int64 either way)
@@ -1074,6 +1102,12 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
         return (t + l * NT) // (BN // 4), (t + l * NT) % (BN // 4) * 4 + x
 
     @cuda.jit(device=True)
+    def b_row(t, j):
+        """ROW_B: (k, column) inside the tile of this thread's element j (= 4 l + x) of B: the warp's RB rows, a row's
+        CB runs of 32 columns, the lane's column in each."""
+        return (t // 32) * RB + j // CB, (j % CB) * 32 + t % 32
+
+    @cuda.jit(device=True)
     def stage(AsT, Bs, nxt, ra, rb, t):
         """The tile held in registers -> shared buffer nxt (A transposed)."""
         for l in range(A4):
@@ -1082,11 +1116,14 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 AsT[nxt, q, r] = ra[l, x]
         for l in range(B4):
             for x in range(4):
-                r, q = b_at(t, l, x)
+                if ROW_B:
+                    r, q = b_row(t, l * 4 + x)
+                else:
+                    r, q = b_at(t, l, x)
                 Bs[nxt, r, q] = rb[l, x]
 
     @cuda.jit(device=True)
-    def fetch(a, b, ra, rb, pa, pb, bstep):
+    def fetch(a, b, ra, rb, pa, pb, bstep, nrow):
         """A whole tile -> registers from walking offsets, no checks (edge rows and columns were clamped)."""
         for l in range(A4):
             if VA:
@@ -1095,6 +1132,14 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 for x in range(4):
                     ra[l, x] = at(a, add_nsw(pa[l], OFF(x)))
             pa[l] = add_nsw(pa[l], OFF(BK))
+        if ROW_B:  # one walking offset; the warp's rows nrow (n) apart, a row's runs of 32 floats 32 apart
+            q = pb[0, 0]
+            for r in range(RB):
+                for c in range(CB):
+                    rb[(r * CB + c) // 4, (r * CB + c) % 4] = at(b, add_nsw(q, OFF(c * 32)))
+                q = add_nsw(q, nrow)
+            pb[0, 0] = add_nsw(pb[0, 0], bstep)
+            return
         for l in range(B4):
             if VB:
                 rb[l, 0], rb[l, 1], rb[l, 2], rb[l, 3] = ldg128_at(b, pb[l, 0])
@@ -1107,6 +1152,17 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 for x in range(4):
                     rb[l, x] = at(b, pb[l, x])
                     pb[l, x] = add_nsw(pb[l, x], bstep)
+
+    @cuda.jit(device=True)
+    def tail_b_rows(b, rb, pb, k0, kend, t, nrow):
+        """ROW_B's part of the last, partial tile: zeros past kend, the loads where the walking offset stands."""
+        q = pb[0, 0]
+        for r in range(RB):
+            rr, _ = b_row(t, r * CB)
+            for c in range(CB):
+                rb[(r * CB + c) // 4, (r * CB + c) % 4] = (at(b, add_nsw(q, OFF(c * 32)))
+                                                           if add_nsw(k0, OFF(rr)) < kend else float32(0.0))
+            q = add_nsw(q, nrow)
 
     if S32:
         @cuda.jit(device=True)
@@ -1121,7 +1177,7 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             return min(add_nsw(bcl, OFF(q)), add_nsw(n, OFF(-4 if VB else -1)))
 
         @cuda.jit(device=True)
-        def fetch_tail(a, b, ra, rb, pa, pb, k0, kend, brow, m, k, t):
+        def fetch_tail(a, b, ra, rb, pa, pb, k0, kend, brow, m, k, t, nrow):
             """The last, partial tile (k0 + BK > kend) -> registers: zeros past kend. B's elements are where its
             walking offsets stand (every tile before this one was whole), so a load of B needs only its row's check
             (with its clamped column recomputed from the block's corner in numba's 64-bit arithmetic, one took ~26
@@ -1132,11 +1188,14 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 r0 = pa[l] if TA else add_nsw(mul_nsw(arow(brow, r, m), k), kq)
                 for x in range(4):
                     ra[l, x] = at(a, add_nsw(r0, OFF(x))) if add_nsw(kq, OFF(x)) < kend else float32(0.0)
-            for l in range(B4):
-                for x in range(4):
-                    r, _ = b_at(t, l, 0 if VB else x)
-                    p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
-                    rb[l, x] = at(b, p) if add_nsw(k0, OFF(r)) < kend else float32(0.0)
+            if ROW_B:
+                tail_b_rows(b, rb, pb, k0, kend, t, nrow)
+            else:
+                for l in range(B4):
+                    for x in range(4):
+                        r, _ = b_at(t, l, 0 if VB else x)
+                        p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
+                        rb[l, x] = at(b, p) if add_nsw(k0, OFF(r)) < kend else float32(0.0)
     else:  # the same in numba's typing
         @cuda.jit(device=True)
         def arow(brow, r, m):
@@ -1147,18 +1206,21 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             return min(bcl + OFF(q), n - OFF(4 if VB else 1))
 
         @cuda.jit(device=True)
-        def fetch_tail(a, b, ra, rb, pa, pb, k0, kend, brow, m, k, t):
+        def fetch_tail(a, b, ra, rb, pa, pb, k0, kend, brow, m, k, t, nrow):
             for l in range(A4):
                 r, q = a_at(t, l, 0)
                 kq = k0 + OFF(q)
                 r0 = arow(brow, r, m) * k + kq
                 for x in range(4):
                     ra[l, x] = at(a, r0 + OFF(x)) if kq + OFF(x) < kend else float32(0.0)
-            for l in range(B4):
-                for x in range(4):
-                    r, _ = b_at(t, l, 0 if VB else x)
-                    p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
-                    rb[l, x] = at(b, p) if k0 + OFF(r) < kend else float32(0.0)
+            if ROW_B:
+                tail_b_rows(b, rb, pb, k0, kend, t, nrow)
+            else:
+                for l in range(B4):
+                    for x in range(4):
+                        r, _ = b_at(t, l, 0 if VB else x)
+                        p = add_nsw(pb[l, 0], OFF(x)) if PIECE_B else pb[l, x]
+                        rb[l, x] = at(b, p) if k0 + OFF(r) < kend else float32(0.0)
 
     def gemm(m, n, k, kslice, a, b, out, dst, flags):
         """Step 15's hot loop for every block: edge rows and columns clamped (their results are not stored), a
@@ -1201,10 +1263,14 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             for l in range(A4):
                 r, q = a_at(t, l, 0)
                 pa[l] = add_nsw(add_nsw(mul_nsw(arow(brow, r, mm), kk), kbeg), OFF(q))
-            for l in range(B4):
-                for x in range(1 if PIECE_B else 4):
-                    r, q = b_at(t, l, x)
-                    pb[l, x] = add_nsw(mul_nsw(add_nsw(kbeg, OFF(r)), nn), bcol(bcl, q, nn))
+            if ROW_B:
+                rr, q = b_row(t, 0)
+                pb[0, 0] = add_nsw(mul_nsw(add_nsw(kbeg, OFF(rr)), nn), add_nsw(bcl, OFF(q)))
+            else:
+                for l in range(B4):
+                    for x in range(1 if PIECE_B else 4):
+                        r, q = b_at(t, l, x)
+                        pb[l, x] = add_nsw(mul_nsw(add_nsw(kbeg, OFF(r)), nn), bcol(bcl, q, nn))
             bstep = mul_nsw(OFF(BK), nn)
             span = OFF(kend - kbeg)  # >= 1: the tile counts by unsigned division (a shift)
             ntiles = OFF(UOFF(add_nsw(span, OFF(BK - 1))) // UOFF(BK))
@@ -1213,17 +1279,21 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
             for l in range(A4):
                 r, q = a_at(t, l, 0)
                 pa[l] = arow(brow, r, mm) * kk + kbeg + OFF(q)
-            for l in range(B4):
-                for x in range(1 if PIECE_B else 4):
-                    r, q = b_at(t, l, x)
-                    pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, nn)
+            if ROW_B:
+                rr, q = b_row(t, 0)
+                pb[0, 0] = (kbeg + OFF(rr)) * nn + bcl + OFF(q)
+            else:
+                for l in range(B4):
+                    for x in range(1 if PIECE_B else 4):
+                        r, q = b_at(t, l, x)
+                        pb[l, x] = (kbeg + OFF(r)) * nn + bcol(bcl, q, nn)
             bstep = OFF(OFF(BK) * nn)
             ntiles = (kend - kbeg + OFF(BK - 1)) // OFF(BK)
             nfull = (kend - kbeg) // OFF(BK)
         if nfull > 0:
-            fetch(a, b, ra, rb, pa, pb, bstep)
+            fetch(a, b, ra, rb, pa, pb, bstep, nn)
         else:
-            fetch_tail(a, b, ra, rb, pa, pb, kbeg, kend, brow, mm, kk, t)
+            fetch_tail(a, b, ra, rb, pa, pb, kbeg, kend, brow, mm, kk, t, nn)
         stage(AsT, Bs, 0, ra, rb, t)
         cuda.syncthreads()
         j = OFF(0)  # the tile in buffer 0
@@ -1235,11 +1305,11 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 pairs = (nfull - OFF(1)) // OFF(2) if nfull > 0 else OFF(0)
             kt = OFF(0)
             while kt < pairs:  # two tiles a pass: both buffer indices are constants
-                fetch(a, b, ra, rb, pa, pb, bstep)
+                fetch(a, b, ra, rb, pa, pb, bstep, nn)
                 ktile(acc, fa, fb, AsT, Bs, 0, k0, am, bn)
                 stage(AsT, Bs, 1, ra, rb, t)
                 cuda.syncthreads()
-                fetch(a, b, ra, rb, pa, pb, bstep)
+                fetch(a, b, ra, rb, pa, pb, bstep, nn)
                 ktile(acc, fa, fb, AsT, Bs, 1, k0, am, bn)
                 stage(AsT, Bs, 0, ra, rb, t)
                 cuda.syncthreads()
@@ -1251,15 +1321,15 @@ def numba_kernel(va: bool, vb: bool, wide: bool, tile: Tile = TILE, *, simulator
                 nxt = add_nsw(j, OFF(1))
                 more = nxt < ntiles
                 if nxt < nfull:
-                    fetch(a, b, ra, rb, pa, pb, bstep)
+                    fetch(a, b, ra, rb, pa, pb, bstep, nn)
                 elif more:
-                    fetch_tail(a, b, ra, rb, pa, pb, add_nsw(kbeg, mul_nsw(nxt, OFF(BK))), kend, brow, mm, kk, t)
+                    fetch_tail(a, b, ra, rb, pa, pb, add_nsw(kbeg, mul_nsw(nxt, OFF(BK))), kend, brow, mm, kk, t, nn)
             else:
                 more = j + OFF(1) < ntiles
                 if j + OFF(1) < nfull:
-                    fetch(a, b, ra, rb, pa, pb, bstep)
+                    fetch(a, b, ra, rb, pa, pb, bstep, nn)
                 elif more:
-                    fetch_tail(a, b, ra, rb, pa, pb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, mm, kk, t)
+                    fetch_tail(a, b, ra, rb, pa, pb, kbeg + (j + OFF(1)) * OFF(BK), kend, brow, mm, kk, t, nn)
             ktile(acc, fa, fb, AsT, Bs, buf, k0, am, bn)
             if more:
                 stage(AsT, Bs, buf ^ uint32(1), ra, rb, t)
@@ -1678,7 +1748,7 @@ class Prepared:
             self._args = (np.int32(m), np.int32(n), np.int32(k), kslice, a.reshape(m * k),
                           b.reshape(k * n), ws if ws is not None else cf, cf, flags)
             kernel = (sgemm_thin.numba_kernel(p.tile, p.wide, fuse=p.fused, va=p.va) if isinstance(p.tile, Thin) else
-                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, vc=p.vc, sc=p.sc,
+                      numba_kernel(p.va, p.vb, p.wide, p.tile, order=order, shift_b=p.shift_b, row_b=p.row_b, vc=p.vc, sc=p.sc,
                                    one_loop=p.one_loop))
             self._main = _configured(kernel, p.grid, p.tile.NT)
             total = splitk_sum4 if vec else splitk_sum8 if lanes else splitk_sum
@@ -1686,7 +1756,7 @@ class Prepared:
                 self._sum = (_configured(total, _sum_blocks(m * n, vec, lanes), SUM_THREADS), (m * n, p.splits, ws, cf))
         else:
             twin = (sgemm_thin.c_twin(p.tile, p.wide, p.fused, p.va) if isinstance(p.tile, Thin) else
-                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc, p.one_loop))
+                    c_twin(p.va, p.vb, p.wide, p.tile, order, p.shift_b, p.vc, p.sc, p.one_loop, p.row_b))
             self._args = (a, b, ws if ws is not None else c, c, flags, np.int32(m), np.int32(n), np.int32(k),
                           kslice)
             self._main = lambda *args: twin.call(p.grid, p.tile.NT, *args)
@@ -1746,19 +1816,21 @@ def _cached(a: Any, b: Any, c: Any, compiler: str, splits: int | None, wide: boo
 
 @lru_cache(maxsize=None)
 def c_twin(va: bool, vb: bool, wide: bool, tile: Tile = TILE, order: str | None = None, shift_b: bool = False,
-           vc: bool = False, sc: bool = False, one_loop: bool = False):
-    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b, vc=vc, sc=sc, one_loop=one_loop)``:
+           vc: bool = False, sc: bool = False, one_loop: bool = False, row_b: bool = False):
+    """The C twin of ``numba_kernel(va, vb, wide, tile, shift_b=shift_b, vc=vc, sc=sc, one_loop=one_loop,
+    row_b=row_b)``:
     util/sgemm_any_shape.cu with those macros. ``order``: as for numba_kernel; by default the order recorded for the
     twin's variant by the same search, run on the twin's own machine code."""
     from .cuda_c import CudaC
 
     shift_b, vc = _check_shift_b(shift_b, vb, tile), _check_vc(vc, vb, tile)
     sc, one_loop = _check_sc(sc, vb, tile), _check_one_loop(one_loop, wide)
+    row_b = _check_row_b(row_b, shift_b, tile)
     order = ffma_order("cuda_c", tile, va, vb, wide, shift_b, vc, sc, one_loop) if order is None else order
     _check_order(order)
     options = tile.macros() + [f"-DVA={int(va)}", f"-DVB={int(vb)}", f"-DWIDE={int(wide)}",
                                f"-DSHIFT_B={int(shift_b)}", f"-DVC={int(vc)}", f"-DSC={int(sc)}",
-                               f"-DONE_LOOP={int(one_loop)}",
+                               f"-DONE_LOOP={int(one_loop)}", f"-DROW_B={int(row_b)}",
                                f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
                                f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}"]
     return CudaC.from_file(TWIN_SOURCE, "gemm_c", options=options)

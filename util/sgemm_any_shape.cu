@@ -6,6 +6,7 @@
 // VC: 16-byte stores of C (util.sgemm.Plan.vc); SC: C stored through shared memory (util.sgemm.Plan.sc);
 // WIDE: 64-bit offsets; FFMA_COLS / FFMA_SNAKE: the order of a k-step's FMAs (util.sgemm.FFMA_ORDERS); SHIFT_B:
 // B's 4-byte loads by whole pieces, the right-edge block shifted left to end at column n (util.sgemm.Plan.shift_b);
+// ROW_B (with SHIFT_B): those loads spread along rows, a warp's load 32 adjacent floats of a row (util.sgemm.Plan.row_b);
 // ONE_LOOP: every k-tile through the last loop, without the first (util.sgemm.Plan.one_loop).
 #ifdef BM
 #define WARPS_N (BN / WN)
@@ -56,13 +57,17 @@ __device__ __forceinline__ int a_k(int t, int l, int x) { return (t + l * NT) % 
 
 // (k, column) inside the tile of element x of this thread's piece l of B: 4 floats along a row, or with SPREAD_B
 // consecutive threads on consecutive columns (each warp's scalar load reads 128 contiguous bytes); as util/sgemm.py
+// (with ROW_B the warp's RB rows, a row's CB runs of 32 columns, the lane's column in each)
 #define SPREAD_B (!VB && B4 == 1)
 #define PIECE_B (VB || SHIFT_B)  // one walking offset per piece of B (else one per element)
+#define CB (BN / 32)             // with ROW_B: a row's runs of 32 columns
+#define RB (4 * B4 / CB)         // with ROW_B: the rows of a warp's part of B's tile
 __device__ __forceinline__ int b_row(int t, int l, int x) {
-    return SPREAD_B ? (t + (l * 4 + x) * NT) / BN : (t + l * NT) / (BN / 4);
+    return ROW_B ? (t / 32) * RB + (l * 4 + x) / CB : SPREAD_B ? (t + (l * 4 + x) * NT) / BN : (t + l * NT) / (BN / 4);
 }
 __device__ __forceinline__ int b_col(int t, int l, int x) {
-    return SPREAD_B ? (t + (l * 4 + x) * NT) % BN : (t + l * NT) % (BN / 4) * 4 + x;
+    return ROW_B ? (l * 4 + x) % CB * 32 + t % 32
+                 : SPREAD_B ? (t + (l * 4 + x) * NT) % BN : (t + l * NT) % (BN / 4) * 4 + x;
 }
 
 // the tile held in registers -> shared buffer nxt (A transposed)
@@ -84,7 +89,8 @@ __device__ __forceinline__ void stage(TileA& AsT, TileB& Bs, int nxt, const floa
 
 // a whole tile -> registers from walking offsets, no checks
 __device__ __forceinline__ void fetch(const float* __restrict__ a, const float* __restrict__ b, float (&ra)[A4][4],
-                                      float (&rb)[B4][4], off_t_ (&pa)[A4], off_t_ (&pb)[B4][4], off_t_ bstep) {
+                                      float (&rb)[B4][4], off_t_ (&pa)[A4], off_t_ (&pb)[B4][4], off_t_ bstep,
+                                      off_t_ nrow) {
     #pragma unroll
     for (int l = 0; l < A4; ++l) {
 #if VA
@@ -96,6 +102,17 @@ __device__ __forceinline__ void fetch(const float* __restrict__ a, const float* 
 #endif
         pa[l] += BK;
     }
+#if ROW_B
+    // one walking offset; the warp's rows nrow (n) apart, a row's runs of 32 floats 32 apart
+    off_t_ q = pb[0][0];
+    #pragma unroll
+    for (int r = 0; r < RB; ++r) {
+        #pragma unroll
+        for (int c = 0; c < CB; ++c) rb[(r * CB + c) / 4][(r * CB + c) % 4] = b[q + c * 32];
+        q += nrow;
+    }
+    pb[0][0] += bstep;
+#else
     #pragma unroll
     for (int l = 0; l < B4; ++l) {
 #if VB
@@ -111,6 +128,7 @@ __device__ __forceinline__ void fetch(const float* __restrict__ a, const float* 
         for (int x = 0; x < 4; ++x) { rb[l][x] = b[pb[l][x]]; pb[l][x] += bstep; }
 #endif
     }
+#endif
 }
 
 // row r of the block's tile of A: past the last row, the last row (clamped)
@@ -173,13 +191,17 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     off_t_ pa[A4], pb[B4][4];  // walking offsets: one per piece; for B's 4-byte loads without SHIFT_B, one per element
     #pragma unroll
     for (int l = 0; l < A4; ++l) pa[l] = arow(brow, a_row(t, l), m) * k + kbeg + a_k(t, l, 0);
+#if ROW_B
+    pb[0][0] = (kbeg + b_row(t, 0, 0)) * n + bcl + b_col(t, 0, 0);
+#else
     #pragma unroll
     for (int l = 0; l < B4; ++l)
         #pragma unroll
         for (int x = 0; x < (PIECE_B ? 1 : 4); ++x) pb[l][x] = (kbeg + b_row(t, l, x)) * n + bcol(bcl, b_col(t, l, x), 0, n);
+#endif
     const off_t_ bstep = (off_t_)BK * n;
     const off_t_ ntiles = (kend - kbeg + BK - 1) / BK, nfull = (kend - kbeg) / BK;
-    if (nfull > 0) fetch(a, b, ra, rb, pa, pb, bstep);
+    if (nfull > 0) fetch(a, b, ra, rb, pa, pb, bstep, n);
     else fetch_tail(a, b, ra, rb, kbeg, kend, brow, bcl, m, n, k, t);
     stage(AsT, Bs, 0, ra, rb, t);
     __syncthreads();
@@ -187,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     off_t_ j = 0;  // the tile in buffer buf
 #if !ONE_LOOP  // (with ONE_LOOP, as numba's, every tile through the loop below)
     for (; j + 1 < nfull; ++j) {  // one tile a pass, as the ladder's C twin: nvcc keeps both buffers' addresses
-        fetch(a, b, ra, rb, pa, pb, bstep);
+        fetch(a, b, ra, rb, pa, pb, bstep, n);
         ktile(acc, AsT, Bs, buf, k0, am, bn);
         stage(AsT, Bs, 1 - buf, ra, rb, t);
         __syncthreads();
@@ -196,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
 #endif
     for (; j < ntiles; ++j) {  // the last whole tile and the tail (with ONE_LOOP every tile): one copy of ktile
         const bool more = j + 1 < ntiles;
-        if (j + 1 < nfull) fetch(a, b, ra, rb, pa, pb, bstep);
+        if (j + 1 < nfull) fetch(a, b, ra, rb, pa, pb, bstep, n);
         else if (more) fetch_tail(a, b, ra, rb, kbeg + (j + 1) * BK, kend, brow, bcl, m, n, k, t);
         ktile(acc, AsT, Bs, buf, k0, am, bn);
         if (more) stage(AsT, Bs, 1 - buf, ra, rb, t);
