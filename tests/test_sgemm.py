@@ -560,6 +560,20 @@ def test_the_cost_rule_counts_the_busiest_sms_blocks():
         assert whole.estimate(m, n, k, t, s, sms, vc) == pytest.approx(est, rel=1e-12)
 
 
+def test_plans_why_compares_estimates_of_one_rule():
+    """plan().why sets the chosen estimate beside one slice of the first tile it ranked, by that tile's own rule:
+    NARROW_COST's first narrow tile where C is narrow, COST's 128 x 128 elsewhere, the forced tile where one is."""
+    import re
+
+    for shape, first in [((5000, 24, 700), S.NARROW_TILES[0]), ((3000, 3000, 3000), S.TILES[0]),
+                         ((1000, 1000, 1000), S.TINY_TILE)]:
+        p = S.plan(*shape, sms=132, thin=False, tile=first if first is S.TINY_TILE else None)
+        assert f"(one slice of {first.name}: " in p.why, p.why
+        us = float(re.search(r"one slice of \S+: (\d+) us", p.why).group(1))
+        est = S.cost_model(first).estimate(*shape, first, 1, 132, S.stores16(first, p.vb, 1, p.c16))
+        assert us == round(est * 1e6)
+
+
 def test_plan_refuses_bad_sizes():
     for m, n, k in [(0, 4, 4), (4, -1, 4), (4, 4, 2**31), (4.0, 4, 4), (True, 4, 4)]:
         with pytest.raises(ValueError, match="must be an int"):

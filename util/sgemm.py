@@ -558,9 +558,10 @@ def plan(m: int, n: int, k: int, *, sms: int | None = None, splits: int | None =
     va = k % 4 == 0 and aligned[0]
     vb = n % 4 == 0 and aligned[1]
     est, _, splits, tile = _ranked(m, n, k, tiles, splits, sms, vb, c16)[0]
-    one = COST.estimate(m, n, k, TILES[0], 1, sms, stores16(TILES[0], vb, 1, c16))
+    first = tiles[0]  # one slice of the first tile ranked, by the same rule (NARROW_COST ranks NARROW_TILES)
+    one = cost_model(first).estimate(m, n, k, first, 1, sms, stores16(first, vb, 1, c16))
     why = (f"{tile.name} tiles, {splits} slice(s): est. {est * 1e6:.0f} us on {sms} SMs "
-           f"(one slice of {TILES[0].name}: {one * 1e6:.0f} us)")
+           f"(one slice of {first.name}: {one * 1e6:.0f} us)")
     kslice = cdiv(cdiv(k, tile.BK), splits) * tile.BK
     # the largest offset formed: the walking offsets end one tile past A (BK) and B (BK rows of n), the workspace
     big = max(m * k + tile.BK, (k + tile.BK) * n, splits * m * n if splits > 1 else 0)
