@@ -507,7 +507,8 @@ def test_thin_machine_code(thin):
         big = {op: n for op, n in ops.items() if op.startswith("LDG")}
         if thin.kind == "rows":
             assert loop.ffma == 16 * thin.W and sum(big.values()) == 16
-            assert ops["LDS.128"] == thin.W and not any(op.startswith("LDS") and op != "LDS.128" for op in ops)
+            shared = {op: n for op, n in ops.items() if op.startswith("LDS")}
+            assert shared == {"LDS.128": thin.W}, (name or "numba", shared)
         else:
             assert loop.ffma == 4 * thin.R * thin.W and sum(big.values()) == 4 * thin.R
             assert ops[{1: "LDS", 2: "LDS.64"}.get(thin.W, "LDS.128")] == 4 * max(1, thin.W // 4)
