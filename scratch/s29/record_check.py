@@ -15,7 +15,6 @@ F = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(F)
 data = json.loads(F.RECORD.read_text())
 record, sms = data["shapes"], data["sms"]
-tiles = {t.name: t for t in S.TILES}
 BEFORE = dataclasses.replace(S.COST, block_overhead_tiles=0.0, workspace_bytes_per_s=6e12, second_launch_s=4e-6,
                              operand_bytes_per_s=16e12, wave_vc_seconds=0.0,
                              wave_seconds=(("128x128", 8e-6), ("64x128", 4e-6), ("64x64/2k", 0.5e-6)),
@@ -26,23 +25,16 @@ F.LOADS4 = (1.0,)  # the fit with the factors held at 1.0
 NO_FACTORS = F.fit(S, record, sms)
 
 
-def pct(model, entry):
-    m, n, k = entry["shape"]
-    us = entry["us"]
-    va, vb = k % 4 == 0, n % 4 == 0
-    key = min(us, key=lambda c: (model.estimate(m, n, k, tiles[c.split(" s=")[0]], int(c.split(" s=")[1]), sms,
-                                                S.stores16(tiles[c.split(" s=")[0]], vb, int(c.split(" s=")[1]), True),
-                                                va, vb), S.TILES.index(tiles[c.split(" s=")[0]]), int(c.split(" s=")[1])))
-    return 100 * entry["cublas_us"] / us[key]
+def best(e):
+    return 100 * e["cublas_us"] / min(e["us"].values())
 
 
 def line(label, model, part):
-    p = [pct(model, e) for e in part]
+    p = [best(e) / loss for e, loss in zip(part, F.losses(S, model, part, sms))]  # the pick's time: loss x fastest
     g = math.exp(sum(map(math.log, p)) / len(p))
     return f"{label}: geomean {g:.1f}% of cuBLAS, below 90% on {sum(x < 90 for x in p)} of {len(p)}"
 
 
-best = lambda e: 100 * e["cublas_us"] / min(e["us"].values())
 print("record:", data["device"], data["command"], len(record), "shapes")
 print("fitted with the factors held at 1.0:", NO_FACTORS)
 for name, part in (("n and k multiples of 4", [e for e in record if e["shape"][1] % 4 == 0 and e["shape"][2] % 4 == 0]),
