@@ -39,6 +39,7 @@ util.sgemm_thin has kernels that do only the FMAs C needs (``THINS``); ``plan`` 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -1699,13 +1700,22 @@ def tuned(m: int, n: int, k: int, *, aligned: tuple[bool, bool, bool] = (True, T
     return None if hit is None else plan(m, n, k, aligned=aligned, tile=hit[0], splits=hit[1])
 
 
+# numba's warning for a launch configured with fewer than 128 blocks ("Grid size N will likely result in GPU
+# under-utilization due to low occupancy"): a plan's grid is chosen for its shape (few blocks where C is small,
+# each taking more of K), so it says nothing about a plan's launch
+_SMALL_GRID_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
+
+
 def _configured(kernel: Any, grid: Any, threads: int) -> Any:
-    """``kernel[grid, threads]``, the launch configured once; in the simulator at each call: its ``kernel[...]``
-    sets the configuration on the kernel itself and returns it, so a second prepared call of the same kernel with
-    another grid would change the first one's grid."""
+    """``kernel[grid, threads]``, the launch configured once (without numba's warning for small grids,
+    ``_SMALL_GRID_WARNING``); in the simulator at each call: its ``kernel[...]`` sets the configuration on the
+    kernel itself and returns it, so a second prepared call of the same kernel with another grid would change the
+    first one's grid."""
     if SIMULATED:
         return lambda *args: kernel[grid, threads](*args)
-    return kernel[grid, threads]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_SMALL_GRID_WARNING)
+        return kernel[grid, threads]
 
 
 class Prepared:
