@@ -761,7 +761,8 @@ def test_a_plans_launch_is_configured_without_numbas_small_grid_warning(monkeypa
     the launch sgemm configures leaves that warning out (that one only)."""
     class Kernel:
         def __getitem__(self, config):
-            warnings.warn(f"Grid size {config[0]} will likely result in GPU under-utilization due to low occupancy.")
+            warnings.warn(f"\x1b[1mGrid size {config[0]} will likely result in GPU under-utilization due to low "
+                          "occupancy.\x1b[0m")  # numba's text, in bold
             warnings.warn("another warning")
             return config
 

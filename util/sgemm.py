@@ -1703,7 +1703,7 @@ def tuned(m: int, n: int, k: int, *, aligned: tuple[bool, bool, bool] = (True, T
 # numba's warning for a launch configured with fewer than 128 blocks ("Grid size N will likely result in GPU
 # under-utilization due to low occupancy"): a plan's grid is chosen for its shape (few blocks where C is small,
 # each taking more of K), so it says nothing about a plan's launch
-_SMALL_GRID_WARNING = r"Grid size \d+ will likely result in GPU under-utilization"
+_SMALL_GRID_WARNING = r".*Grid size \d+ will likely result in GPU under-utilization"  # (in bold: .* first)
 
 
 def _configured(kernel: Any, grid: Any, threads: int) -> Any:
