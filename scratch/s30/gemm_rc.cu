@@ -5,6 +5,9 @@
 #ifndef RC
 #define RC 0
 #endif
+#ifndef FORCEP
+#define FORCEP 0
+#endif
 #ifndef RCA
 #define RCA 4  // the alignment (floats, 4 or 8) the classes' rows start their aligned k-range at
 #endif
@@ -188,7 +191,11 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gemm_c(const float* __res
     const int t = threadIdx.x, g = KG > 1 ? t / NTG : 0, tg = KG > 1 ? t % NTG : t, warp = tg / 32, lane = tg % 32;
     const int k0 = g * (BK / KG);  // the group's first k-step of each tile
 #if RC
+#if FORCEP  // (a probe of the layout: this many classes whatever k)
+    const int P = FORCEP, cls = blockIdx.y % P, ty = blockIdx.y / P;
+#else
     const int P = (k & 1) ? RCA : (k & 2) ? RCA / 2 : (k & 4) ? RCA / 4 : 1, cls = blockIdx.y % P, ty = blockIdx.y / P;
+#endif
     const int M_ = (m - cls + P - 1) / P;  // the class's rows
     const int s = (RCA - (int)(((long long)cls * k) & (RCA - 1))) & (RCA - 1);  // k-steps before its rows' boundary
     a += (long long)cls * k;

@@ -24,21 +24,21 @@ from util.memory import cdiv
 SRC = Path(__file__).with_name("gemm_rc.cu")
 
 
-def rc_twin(p, align=4):
+def rc_twin(p, align=4, force_p=0):
     """The RC twin of plan p's variant with A's 16-byte loads, its classes' rows starting every ``align`` floats."""
     order = S.ffma_order("cuda_c", p.tile, True, p.vb, p.wide, p.shift_b, p.vc, p.sc, p.one_loop)
     opts = p.tile.macros() + ["-DVA=1", f"-DVB={int(p.vb)}", f"-DWIDE={int(p.wide)}", f"-DSHIFT_B={int(p.shift_b)}",
                               f"-DVC={int(p.vc)}", f"-DSC={int(p.sc)}", f"-DONE_LOOP={int(p.one_loop)}",
                               f"-DROW_B={int(p.row_b)}", f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
-                              f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}", "-DRC=1", f"-DRCA={align}"]
+                              f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}", "-DRC=1", f"-DRCA={align}", f"-DFORCEP={force_p}"]
     return CudaC.from_file(SRC, "gemm_c", options=opts)
 
 
-def rc_launch(plan, align=4):
+def rc_launch(plan, align=4, force_p=0):
     p = dataclasses.replace(plan, va=True)
-    twin = rc_twin(p, align)
+    twin = rc_twin(p, align, force_p)
     m, n, k, tile = p.m, p.n, p.k, p.tile
-    period = align // math.gcd(k, align)
+    period = force_p or align // math.gcd(k, align)
     grid = (cdiv(n, tile.BN), period * cdiv(cdiv(m, period), tile.BM), p.splits)
     ws = S._workspace_for(p.workspace_floats) if p.splits > 1 else None
     flags = S._counters_for(1)
