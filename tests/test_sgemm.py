@@ -564,8 +564,6 @@ def test_the_cost_rule_counts_the_busiest_sms_blocks():
 def test_plans_why_compares_estimates_of_one_rule():
     """plan().why sets the chosen estimate beside one slice of the first tile it ranked, by that tile's own rule:
     NARROW_COST's first narrow tile where C is narrow, COST's 128 x 128 elsewhere, the forced tile where one is."""
-    import re
-
     for shape, first in [((5000, 24, 700), S.NARROW_TILES[0]), ((3000, 3000, 3000), S.TILES[0]),
                          ((1000, 1000, 1000), S.TINY_TILE)]:
         p = S.plan(*shape, sms=132, thin=False, tile=first if first is S.TINY_TILE else None)

@@ -25,21 +25,16 @@ SRC = Path(__file__).with_name("gemm_rc.cu")
 
 
 def rc_twin(p, align=4, force_p=0):
-    """The RC twin of plan p's variant with A's 16-byte loads, its classes' rows starting every ``align`` floats."""
-    order = S.ffma_order("cuda_c", p.tile, True, p.vb, p.wide, p.shift_b, p.vc, p.sc, p.one_loop)
-    opts = p.tile.macros() + ["-DVA=1", f"-DVB={int(p.vb)}", f"-DWIDE={int(p.wide)}", f"-DSHIFT_B={int(p.shift_b)}",
-                              f"-DVC={int(p.vc)}", f"-DSC={int(p.sc)}", f"-DONE_LOOP={int(p.one_loop)}",
-                              f"-DROW_B={int(p.row_b)}", f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
-                              f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}", "-DRC=1", f"-DRCA={align}", f"-DFORCEP={force_p}"]
-    return CudaC.from_file(SRC, "gemm_c", options=opts)
+    """The RC twin of plan p's variant with A's 16-byte loads, its classes' rows starting every ``align`` floats:
+    the twin's macros for that variant (S.c_twin's), and the classes'."""
+    base = S.c_twin(p.va, p.vb, p.wide, p.tile, None, p.shift_b, p.vc, p.sc, p.one_loop, p.row_b)
+    return CudaC.from_file(SRC, "gemm_c", options=[*base.options, "-DRC=1", f"-DRCA={align}", f"-DFORCEP={force_p}"])
 
 
-def rc_launch(plan, align=4, force_p=0):
-    p = dataclasses.replace(plan, va=True)
-    twin = rc_twin(p, align, force_p)
-    m, n, k, tile = p.m, p.n, p.k, p.tile
-    period = force_p or align // math.gcd(k, align)
-    grid = (cdiv(n, tile.BN), period * cdiv(cdiv(m, period), tile.BM), p.splits)
+def twin_launch(twin, p, grid, threads):
+    """``launch(problem)``: ``twin`` (the twin's signature) on ``grid`` x ``threads`` with plan p's slices, into the
+    split-K workspace and then summed as sgemm does where p has several."""
+    m, n, k = p.m, p.n, p.k
     ws = S._workspace_for(p.workspace_floats) if p.splits > 1 else None
     flags = S._counters_for(1)
     kslice = np.int32(min(p.kslice, k))
@@ -47,12 +42,19 @@ def rc_launch(plan, align=4, force_p=0):
     lanes = p.splits > 1 and not vec and S.sum_lanes(m * n)
 
     def launch(q):
-        twin.call(grid, tile.NT, q.a, q.b, ws if ws is not None else q.c, q.c, flags, np.int32(m), np.int32(n),
+        twin.call(grid, threads, q.a, q.b, ws if ws is not None else q.c, q.c, flags, np.int32(m), np.int32(n),
                   np.int32(k), kslice)
         if ws is not None:
             S.c_splitk_sum(vec, lanes).call(S._sum_blocks(m * n, vec, lanes), S.SUM_THREADS, ws, q.c,
                                             np.int64(m * n), np.int32(p.splits))
-    return launch, p
+    return launch
+
+
+def rc_launch(plan, align=4, force_p=0):
+    p = dataclasses.replace(plan, va=True)
+    period = force_p or align // math.gcd(p.k, align)
+    grid = (cdiv(p.n, p.tile.BN), period * cdiv(cdiv(p.m, period), p.tile.BM), p.splits)
+    return twin_launch(rc_twin(p, align, force_p), p, grid, p.tile.NT), p
 
 
 def main(runs, shapes):

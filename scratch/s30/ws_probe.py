@@ -8,13 +8,13 @@ import statistics
 import sys
 import time
 
-import numpy as np
 
 import util.sgemm as S
 import util.timing as T
 from util.bench import cublas_launch
 
-from ws_static import ws_twin  # noqa: E402
+from rc_probe import twin_launch
+from ws_static import ws_twin
 
 RUNS = int(sys.argv[1])
 SHAPES = [tuple(int(x) for x in a.split("x")) for a in sys.argv[2:]]
@@ -25,21 +25,7 @@ def ws_launch(plan, stages, lag, cw):
     tile = plan.tile
     threads = tile.NT + 32 * cw  # blocks an SM with 96 registers a thread at least, at most the tile's own
     minb = max(1, min(tile.MINB, 65536 // (threads * 96)))
-    twin = ws_twin(tile, stages, lag, minb, sc=tile.SC, cw=cw)
-    m, n, k = plan.m, plan.n, plan.k
-    ws = S._workspace_for(plan.workspace_floats) if plan.splits > 1 else None
-    flags = S._counters_for(1)
-    kslice = np.int32(min(plan.kslice, k))
-    vec = plan.splits > 1 and S.sum_vec(m * n, True)
-    lanes = plan.splits > 1 and not vec and S.sum_lanes(m * n)
-
-    def launch(p):
-        out = ws if ws is not None else p.c
-        twin.call(plan.grid, threads, p.a, p.b, out, p.c, flags, np.int32(m), np.int32(n), np.int32(k), kslice)
-        if ws is not None:
-            S.c_splitk_sum(vec, lanes).call(S._sum_blocks(m * n, vec, lanes), S.SUM_THREADS, ws, p.c,
-                                            np.int64(m * n), np.int32(plan.splits))
-    return launch
+    return twin_launch(ws_twin(tile, stages, lag, minb, sc=tile.SC, cw=cw), plan, plan.grid, threads)
 
 
 t0 = time.perf_counter()

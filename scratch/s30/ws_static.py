@@ -11,11 +11,10 @@ SRC = Path(__file__).with_name("gemm_ws.cu")
 
 
 def ws_twin(tile, stages=3, lag=1, minb=None, sc=False, order="row", cw=1):
-    opts = tile.macros() + ["-DVA=0", "-DVB=0", "-DWIDE=0", "-DSHIFT_B=0", "-DVC=0", f"-DSC={int(sc)}", "-DONE_LOOP=0",
-                            "-DROW_B=0", f"-DFFMA_COLS={int(order in ('col', 'colsnake'))}",
-                            f"-DFFMA_SNAKE={int(order in ('snake', 'colsnake'))}", "-DWS=1", f"-DSTAGES={stages}",
-                            f"-DLAG={lag}", f"-DWS_MINB={minb or tile.MINB}", f"-DCW={cw}"]
-    return CudaC.from_file(SRC, "gemm_c", options=opts)
+    """The WS twin: the twin's macros for its 4-byte variant on ``tile`` (S.c_twin's), and the copier's."""
+    base = S.c_twin(False, False, False, tile, order, sc=sc)
+    return CudaC.from_file(SRC, "gemm_c", options=[*base.options, "-DWS=1", f"-DSTAGES={stages}", f"-DLAG={lag}",
+                                                   f"-DWS_MINB={minb or tile.MINB}", f"-DCW={cw}"])
 
 
 if __name__ == "__main__":
