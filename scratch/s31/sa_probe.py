@@ -1,0 +1,54 @@
+"""Timing probe of A's 4-byte loads spread over consecutive threads (scratch/s31/gemm_sa.cu, SA=1: a warp's load BK
+adjacent floats of 32 / BK rows, a thread's elements NT / BK rows apart from one walking offset and a row step, the
+bottom-edge block shifted up) against the rule's plan in numba and in C, and cuBLAS. The SA twin is the rule's plan's
+twin (util.sgemm.c_twin: variant, tile, slices, FMA order, stores) with SA on; only where A takes 4-byte loads and
+m >= BM. One verified interleaved run a shape (NaN-poisoned C, every launch checked, L2 flushed, the GPU held while
+the host enqueues), events.
+Run from the project root: PYTHONPATH=.:scratch/s30:scratch/s31 python scratch/s31/sa_probe.py RUNS MxNxK ..."""
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import util.sgemm as S
+import util.timing as T
+from util.bench import cublas_launch
+from util.cuda_c import CudaC
+
+from rc_probe import twin_launch  # the split-K launch of a twin-signature kernel
+
+SRC = Path(__file__).with_name("gemm_sa.cu")
+
+
+def sa_twin(p):
+    base = S.c_twin(p.va, p.vb, p.wide, p.tile, None, p.shift_b, p.vc, p.sc, p.one_loop, p.row_b)
+    return CudaC.from_file(SRC, "gemm_c", options=[*base.options, "-DSA=1"])
+
+
+def main(runs, shapes):
+    t0 = time.perf_counter()
+    ratios = {}
+    for m, n, k in shapes:
+        plan = S.plan(m, n, k)
+        if isinstance(plan.tile, S.Thin) or plan.va or m < plan.tile.BM:
+            print(f"{(m, n, k)}: the rule takes {plan.tile.name}, {plan.variant}; skipped")
+            continue
+        launches = {"numba": lambda q: S.sgemm(q.a, q.b, q.c), "C": lambda q: S.sgemm(q.a, q.b, q.c, compiler="cuda_c"),
+                    "cuBLAS": cublas_launch, "C SA": twin_launch(sa_twin(plan), plan, plan.grid, plan.tile.NT)}
+        res = T.run_verified(T.problem(m, n, k), runs, launches, shuffle=True, hide_launch=True)
+        cub = res["cuBLAS"].median
+        parts = [f"{nm} {100 * cub / r.median:.1f}%" if r.correct else f"{nm} WRONG" for nm, r in res.items()
+                 if nm != "cuBLAS"]
+        line = (f"[{time.perf_counter() - t0:5.0f} s] {(m, n, k)} {plan.tile.name} x {plan.splits} {plan.variant}: "
+                f"cuBLAS {cub * 1e6:.1f} us; " + ", ".join(parts))
+        if res["C SA"].correct and res["C"].correct:
+            ratios.setdefault(plan.tile.name, []).append(res["C SA"].median / res["C"].median)
+            line += f"; C SA / C {ratios[plan.tile.name][-1]:.3f}"
+        print(line, flush=True)
+    for t, r in sorted(ratios.items()):
+        print(f"C SA / C (time), {t}: geomean over {len(r)} shapes {statistics.geometric_mean(r):.3f} "
+              f"({min(r):.3f}..{max(r):.3f})")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), [tuple(int(x) for x in a.split("x")) for a in sys.argv[2:]])
