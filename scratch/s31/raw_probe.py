@@ -33,6 +33,20 @@ def raw_launch(p, stages=3):
     return twin_launch(raw_twin(p, stages), p, p.grid, p.tile.NT)
 
 
+def time_shape(plan, runs, extra, t0):
+    """One verified interleaved run of plan's shape: numba and C through sgemm, cuBLAS, and the ``extra`` launches
+    (name -> launch); the results and a line of % of cuBLAS (also used by sa_probe.py)."""
+    m, n, k = plan.m, plan.n, plan.k
+    launches = {"numba": lambda q: S.sgemm(q.a, q.b, q.c), "C": lambda q: S.sgemm(q.a, q.b, q.c, compiler="cuda_c"),
+                "cuBLAS": cublas_launch, **extra}
+    res = T.run_verified(T.problem(m, n, k), runs, launches, shuffle=True, hide_launch=True)
+    cub = res["cuBLAS"].median
+    parts = [f"{nm} {100 * cub / r.median:.1f}%" if r.correct else f"{nm} WRONG" for nm, r in res.items()
+             if nm != "cuBLAS"]
+    return res, (f"[{time.perf_counter() - t0:5.0f} s] {(m, n, k)} {plan.tile.name} x {plan.splits} {plan.variant}: "
+                 f"cuBLAS {cub * 1e6:.1f} us; " + ", ".join(parts))
+
+
 def main(runs, shapes, stages=(3,)):
     t0 = time.perf_counter()
     ratios = {}
@@ -41,16 +55,7 @@ def main(runs, shapes, stages=(3,)):
         if isinstance(plan.tile, S.Thin) or n < plan.tile.BN:
             print(f"{(m, n, k)}: the rule takes {plan.tile.name}; skipped")
             continue
-        launches = {"numba": lambda q: S.sgemm(q.a, q.b, q.c), "C": lambda q: S.sgemm(q.a, q.b, q.c, compiler="cuda_c"),
-                    "cuBLAS": cublas_launch}
-        for st in stages:
-            launches[f"C RAW{st}"] = raw_launch(plan, st)
-        res = T.run_verified(T.problem(m, n, k), runs, launches, shuffle=True, hide_launch=True)
-        cub = res["cuBLAS"].median
-        parts = [f"{nm} {100 * cub / r.median:.1f}%" if r.correct else f"{nm} WRONG" for nm, r in res.items()
-                 if nm != "cuBLAS"]
-        line = (f"[{time.perf_counter() - t0:5.0f} s] {(m, n, k)} {plan.tile.name} x {plan.splits} {plan.variant}: "
-                f"cuBLAS {cub * 1e6:.1f} us; " + ", ".join(parts))
+        res, line = time_shape(plan, runs, {f"C RAW{st}": raw_launch(plan, st) for st in stages}, t0)
         for st in stages:
             nm = f"C RAW{st}"
             if res[nm].correct and res["C"].correct:

@@ -11,10 +11,9 @@ import time
 from pathlib import Path
 
 import util.sgemm as S
-import util.timing as T
-from util.bench import cublas_launch
 from util.cuda_c import CudaC
 
+from raw_probe import time_shape  # one verified interleaved run and its line
 from rc_probe import twin_launch  # the split-K launch of a twin-signature kernel
 
 SRC = Path(__file__).with_name("gemm_sa.cu")
@@ -33,14 +32,7 @@ def main(runs, shapes):
         if isinstance(plan.tile, S.Thin) or plan.va or m < plan.tile.BM:
             print(f"{(m, n, k)}: the rule takes {plan.tile.name}, {plan.variant}; skipped")
             continue
-        launches = {"numba": lambda q: S.sgemm(q.a, q.b, q.c), "C": lambda q: S.sgemm(q.a, q.b, q.c, compiler="cuda_c"),
-                    "cuBLAS": cublas_launch, "C SA": twin_launch(sa_twin(plan), plan, plan.grid, plan.tile.NT)}
-        res = T.run_verified(T.problem(m, n, k), runs, launches, shuffle=True, hide_launch=True)
-        cub = res["cuBLAS"].median
-        parts = [f"{nm} {100 * cub / r.median:.1f}%" if r.correct else f"{nm} WRONG" for nm, r in res.items()
-                 if nm != "cuBLAS"]
-        line = (f"[{time.perf_counter() - t0:5.0f} s] {(m, n, k)} {plan.tile.name} x {plan.splits} {plan.variant}: "
-                f"cuBLAS {cub * 1e6:.1f} us; " + ", ".join(parts))
+        res, line = time_shape(plan, runs, {"C SA": twin_launch(sa_twin(plan), plan, plan.grid, plan.tile.NT)}, t0)
         if res["C SA"].correct and res["C"].correct:
             ratios.setdefault(plan.tile.name, []).append(res["C SA"].median / res["C"].median)
             line += f"; C SA / C {ratios[plan.tile.name][-1]:.3f}"
