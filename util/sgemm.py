@@ -59,6 +59,20 @@ TWIN_SOURCE = Path(__file__).with_name("sgemm_any_shape.cu")
 INT32_MAX = 2**31 - 1
 
 
+# The orders a k-step's FMAs acc[i, j] += fa[i] * fb[j] can be written in: "row" (i = 0, 1, ..., each row's j left
+# to right), "col" (j outer, i inner), "snake" (rows, every odd row right to left), "colsnake" (columns, every odd
+# column bottom to top). The same FMAs and the same sums (each acc[i, j] still adds its k-steps in order); only
+# the instruction order changes, and with it how ptxas assigns registers. On the H200 the recorded orders ran the
+# 128 x 128 tile 4-8% faster than "row" (ncu at 4096^3: "snake" stalled 0.25 cycles an instruction on dispatch
+# where "row" stalled 0.65; docs/notes.md).
+FFMA_ORDERS = ("row", "col", "snake", "colsnake")
+
+
+def _check_order(order: str) -> None:
+    if order not in FFMA_ORDERS:
+        raise ValueError(f"order must be one of {FFMA_ORDERS}, got {order!r}")
+
+
 @dataclass(frozen=True)
 class Tile:
     """A BM x BN block tile, BK deep, of NT threads (256 by default: 8 warps of WM x WN), a lane computing WMI x WNI
@@ -153,7 +167,15 @@ SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978, VC=True, S32=True)
 # 8 x 4 results, 8-deep tiles), which waited on shared memory (3 fragment reads for 32 FMAs where the 8 x 8 lane
 # reads 4 for 64) and ran at 0.82 of TILE's rate (H200, docs/notes.md)
 TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True, SC=True, S32=True, TA=True)
-TILES = (TILE, SMALL_TILE, TINY_TILE)  # what plan() chooses from, in order of preference on a tie
+# 32 x 32, sliced K: 2 warps in 2 groups of one warp of 32 x 32 (a lane's 8 x 4 results, 2 x 1 blocks of 4 x 4), each
+# group taking 8 of every 16-deep tile's k-steps as in TINY_TILE; 8 blocks an SM (up to 128 registers; 117-121 with the
+# FMAs in snake order, no local memory, sm_90). Four times TINY_TILE's blocks: for outputs whose 64 x 64 grid leaves
+# the SMs mostly empty where K is too short to split (cuBLAS runs a 32 x 32 tile there); its lane reads 3 fragments
+# for 32 FMAs, so on a full GPU it runs slower. Its FMA order is fixed (snake, as measured when it was a probe; every
+# variant a plan takes leaves no local memory with it, tests/test_sgemm.py), not searched
+MICRO_TILE = Tile(BM=32, BN=32, BK=16, WM=32, WN=32, WMI=2, WNI=1, MINB=8, KG=2, speed=0.688, VC=True, SC=True,
+                  S32=True, TA=True, order="snake")
+TILES = (TILE, SMALL_TILE, TINY_TILE, MICRO_TILE)  # what plan() chooses from, in order of preference on a tie
 
 
 def variant_name(va: bool, vb: bool, wide: bool) -> str:
@@ -162,13 +184,6 @@ def variant_name(va: bool, vb: bool, wide: bool) -> str:
     return loads[(bool(va), bool(vb))] + (", 64-bit" if wide else "")
 
 
-# The orders a k-step's FMAs acc[i, j] += fa[i] * fb[j] can be written in: "row" (i = 0, 1, ..., each row's j left
-# to right), "col" (j outer, i inner), "snake" (rows, every odd row right to left), "colsnake" (columns, every odd
-# column bottom to top). The same FMAs and the same sums (each acc[i, j] still adds its k-steps in order); only
-# the instruction order changes, and with it how ptxas assigns registers. On the H200 the recorded orders ran the
-# 128 x 128 tile 4-8% faster than "row" (ncu at 4096^3: "snake" stalled 0.25 cycles an instruction on dispatch
-# where "row" stalled 0.65; docs/notes.md).
-FFMA_ORDERS = ("row", "col", "snake", "colsnake")
 FFMA_ORDER_FILE = Path(__file__).with_name("sgemm_ffma_order.json")
 
 
@@ -259,11 +274,6 @@ def _check_one_loop(one_loop: bool, wide: bool) -> bool:
                          "by the sizes): no plan of the rule takes both (a grid of at most one block an SM and short "
                          "slices keep every offset far below 2^31)")
     return bool(one_loop)
-
-
-def _check_order(order: str) -> None:
-    if order not in FFMA_ORDERS:
-        raise ValueError(f"order must be one of {FFMA_ORDERS}, got {order!r}")
 
 
 # C with at most NARROW_MAX columns (past the thin kernels' THIN_MAX["cols"], or where no thin kernel takes it): tiles
@@ -371,11 +381,13 @@ class CostModel:
     tile_seconds: float = 1.03e-6
     block_overhead_tiles: float = 0.0
     workspace_bytes_per_s: float = 6e12
-    second_launch_s: float = 4e-6
-    operand_bytes_per_s: float = 16e12
+    second_launch_s: float = 3e-6
+    operand_bytes_per_s: float = 24e12
     wave_vc_seconds: float = 0.0
-    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 8e-6), ("64x128", 4e-6), ("64x64/2k", 0.5e-6))
-    partial_round: tuple[tuple[str, float], ...] = (("128x128", 0.8), ("64x128", 0.8), ("64x64/2k", 0.8))
+    wave_seconds: tuple[tuple[str, float], ...] = (("128x128", 8e-6), ("64x128", 6e-6), ("64x64/2k", 2e-6),
+                                                   ("32x32/2k", 1e-6))
+    partial_round: tuple[tuple[str, float], ...] = (("128x128", 0.8), ("64x128", 0.8), ("64x64/2k", 0.8),
+                                                    ("32x32/2k", 0.8))
 
     def _of(self, table: tuple[tuple[str, float], ...], field: str, t: Tile) -> float:
         for name, value in table:
