@@ -227,8 +227,8 @@ def b_by_rows(va: bool, tile: Tile) -> bool:
     """Whether B's 4-byte loads by whole pieces with the right-edge block shifted (``shift_b``) are spread along rows
     instead (``numba_kernel``'s ``row_b``): each warp's load reads 32 adjacent floats of a row (a piece's 4 floats
     read every fourth float of 128 bytes a load), a lane's floats 32 columns apart at constant offsets from one
-    walking offset. On the 64 x 128 tile, and on the sliced 64 x 64 one where A takes 16-byte loads: with 4-byte
-    loads of A too, the sliced tile's variant spills at its 128 registers (sm_90; docs/notes.md)."""
+    walking offset. On the 64 x 128 tile, and on the sliced ones (64 x 64, 32 x 32) where A takes 16-byte loads: with
+    4-byte loads of A too, the sliced 64 x 64 tile's variant spills at its 128 registers (sm_90; docs/notes.md)."""
     return b_by_pieces(False, tile) and tile.BN % 32 == 0 and (va or tile.KG == 1)
 
 
