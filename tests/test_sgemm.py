@@ -248,33 +248,22 @@ def test_the_32_by_32_tile_where_the_64_by_64_grid_leaves_the_sms_mostly_empty()
         assert S.ffma_order(compiler, S.MICRO_TILE, True, False, False, True, sc=True) == "snake"
 
 
-def micro_variants():
-    """Every variant a plan takes on MICRO_TILE: 16- or 4-byte loads of A and B; with B's 16-byte loads, 16- or
-    4-byte stores of C; with B's 4-byte ones C staged, the right edge shifted or not (and then, with A's 16-byte
-    loads, B's loads along rows); 32-bit offsets through two loops or one, or 64-bit ones."""
-    t = S.MICRO_TILE
-    for va, vb in np.ndindex(2, 2):
-        for vc, shift_b in ((True, False), (False, False)) if vb else ((False, False), (False, True)):
-            for wide, one_loop in ((False, False), (False, True), (True, False)):
-                yield bool(va), bool(vb), wide, dict(vc=vc, sc=t.SC and not vb, shift_b=shift_b,
-                                                     row_b=shift_b and S.b_by_rows(bool(va), t), one_loop=one_loop)
-
-
 def test_the_32_by_32_tile_leaves_no_local_memory():
     """Every variant a plan takes on MICRO_TILE, numba's and the C twin's, at its bound of 128 registers (8 blocks an
     SM): no local memory, no float64 in the hot loop; but for three 64-bit variants with C staged (4-byte loads of B),
     which only operands of 2^31 elements take: numba's with 4-byte loads of A, 8 B; the twin's, 48 B with A's 16-byte
     loads and 40 B with its 4-byte ones (sm_90; scratch/s32/micro_static_sm90.txt)."""
     t = S.MICRO_TILE
-    exceptions = {("numba", False, False, True): "8 B (1 STL, 1 LDL)", ("C", True, False, True): "48 B (9 STL, 15 LDL)",
-                  ("C", False, False, True): "40 B (7 STL, 12 LDL)"}
-    for va, vb, wide, options in micro_variants():
+    exceptions = {  # (twin, va, vb, wide, shift_b)
+        ("numba", False, False, True, False): "8 B (1 STL, 1 LDL)",
+        ("C", True, False, True, False): "48 B (9 STL, 15 LDL)",
+        ("C", False, False, True, False): "40 B (7 STL, 12 LDL)"}
+    for va, vb, wide, options in S.plan_variants(t):
         numba_ = tiled_sass(t, va, vb, wide, **options)
         twin = analyze(S.c_twin(va, vb, wide, t, **options).cubin("sm_90"), "gemm_c", ffma_per_iteration=t.ffma)
         for name, report in (("numba", numba_), ("C", twin)):
-            key = (name, va, vb, wide)
-            expected = exceptions.get(key, "none") if not options["shift_b"] else "none"
-            assert report.spills == expected, (key, options, report.spills)
+            key = (name, va, vb, wide, options["shift_b"])
+            assert report.spills == exceptions.get(key, "none"), (key, options, report.spills)
             assert report.hot_loop.count("f64") == 0
 
 
@@ -686,7 +675,7 @@ def test_one_loop_machine_code(tile, va, vb, shift_b, vc, sc):
 
 
 def test_the_plan_stages_c_in_shared_memory_where_b_takes_4_byte_loads_on_the_tiles_with_sc():
-    assert [t.name for t in S.TILES if t.SC] == ["64x64/2k", "32x32/2k"]  # the sliced tiles: groups meet in shared memory
+    assert [t.name for t in S.TILES if t.SC] == ["64x64/2k", "32x32/2k"]  # sliced: groups meet in shared memory
     assert S.plan(300, 302, 40, tile=S.TINY_TILE).sc and not S.plan(300, 300, 40, tile=S.TINY_TILE).sc  # n % 4
     assert S.plan(300, 300, 40, tile=S.TINY_TILE, aligned=(True, False, True)).sc  # B's rows not aligned
     assert not S.plan(300, 300, 40, tile=S.TINY_TILE, splits=1, aligned=(True, True, False)).sc  # vb: 4-byte C

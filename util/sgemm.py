@@ -276,6 +276,19 @@ def _check_one_loop(one_loop: bool, wide: bool) -> bool:
     return bool(one_loop)
 
 
+def plan_variants(tile: Tile):
+    """Every compiled variant a plan can take on ``tile``, as (va, vb, wide, options of ``numba_kernel`` and
+    ``c_twin``): 16- or 4-byte loads of A and B; with B's 16-byte loads, 16- or 4-byte stores of C (a tile with VC);
+    with B's 4-byte ones, C staged (a tile with SC), and where B takes whole pieces the right edge shifted or not
+    (shifted, B's loads along rows where ``b_by_rows``); 32-bit offsets through two loops or one, or 64-bit ones."""
+    for va, vb in ((False, False), (False, True), (True, False), (True, True)):
+        for vc in (True, False) if vb and tile.VC else (False,):
+            for shift_b in (False, True) if b_by_pieces(vb, tile) else (False,):
+                for wide, one_loop in ((False, False), (False, True), (True, False)):
+                    yield va, vb, wide, dict(vc=vc, sc=tile.SC and not vb, shift_b=shift_b,
+                                             row_b=shift_b and b_by_rows(va, tile), one_loop=one_loop)
+
+
 # C with at most NARROW_MAX columns (past the thin kernels' THIN_MAX["cols"], or where no thin kernel takes it): tiles
 # 32 columns wide, which waste at most 15 of them where TILES' 64-column tiles waste 32-47 (n = 19: 45 of 64 columns,
 # 3.4x the FMAs C needs). 128 x 32 in 4 warps of 32 x 32 (a lane's 8 x 4 results, 2 x 1 blocks of 4 x 4), 3 blocks an SM

@@ -1,7 +1,8 @@
-"""Every variant a plan takes on util.sgemm.MICRO_TILE (16- or 4-byte loads of A and B, 32- or 64-bit offsets, 16-byte
-stores of C, C staged in shared memory, the shifted right edge of B and its loads along rows, one loop), numba's kernel
-and the C twin, compiled for sm_90 at the tile's launch bounds: registers, local memory, the hot loop's length.
-Run from the project root: NUMBA_ENABLE_CUDASIM=1 python scratch/s32/micro_static.py [ORDER ...]"""
+"""Every variant a plan takes on util.sgemm.MICRO_TILE (``util.sgemm.plan_variants``: 16- or 4-byte loads of A and B,
+32- or 64-bit offsets, 16-byte stores of C, C staged in shared memory, the shifted right edge of B and its loads along
+rows, one loop), numba's kernel and the C twin, compiled for sm_90 at the tile's launch bounds: registers, local
+memory, the hot loop's length.
+Run from the project root: NUMBA_ENABLE_CUDASIM=1 PYTHONPATH=. python scratch/s32/micro_static.py [ORDER ...]"""
 import sys
 
 import util  # noqa: F401
@@ -10,27 +11,15 @@ from util.compile import cubin_from_ptx, numba_ptx
 from util.sass import analyze
 
 
-def variants(t):
-    for va in (True, False):
-        for vb in (True, False):
-            for vc, shift_b in ([(True, False), (False, False)] if vb else [(False, False), (False, True)]):
-                for wide, one_loop in ((False, False), (False, True), (True, False)):
-                    row_b = shift_b and S.b_by_rows(va, t)
-                    yield dict(va=va, vb=vb, wide=wide, shift_b=shift_b, row_b=row_b, vc=vc, sc=t.SC and not vb,
-                               one_loop=one_loop)
-
-
 def main(orders):
     t = S.MICRO_TILE
     for order in orders:
-        for v in variants(t):
-            opts = {k: v[k] for k in ("shift_b", "row_b", "vc", "sc", "one_loop")}
-            kernel = S.numba_kernel(v["va"], v["vb"], v["wide"], t, simulator=False, order=order, **opts)
+        for va, vb, wide, opts in S.plan_variants(t):
+            kernel = S.numba_kernel(va, vb, wide, t, simulator=False, order=order, **opts)
             nb = analyze(cubin_from_ptx(numba_ptx(kernel, S.numba_sig(), launch_bounds=(t.NT, t.MINB))),
                          ffma_per_iteration=t.ffma)
-            tw = analyze(S.c_twin(v["va"], v["vb"], v["wide"], t, order, **opts).cubin("sm_90"), "gemm_c",
-                         ffma_per_iteration=t.ffma)
-            name = S.variant_name(v["va"], v["vb"], v["wide"]) + "".join(f", {k}" for k, x in opts.items() if x)
+            tw = analyze(S.c_twin(va, vb, wide, t, order, **opts).cubin("sm_90"), "gemm_c", ffma_per_iteration=t.ffma)
+            name = S.variant_name(va, vb, wide) + "".join(f", {k}" for k, x in opts.items() if x)
             print(f"{order or t.order} [{name}]: numba {nb.registers} regs, spills {nb.spills}, loop {nb.hot_loop.size}; "
                   f"C {tw.registers} regs, spills {tw.spills}, loop {tw.hot_loop.size}", flush=True)
 
