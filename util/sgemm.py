@@ -108,7 +108,7 @@ class Tile:
     SC: bool = False  # C through shared memory, stored row by row, where B takes 4-byte loads (KG > 1)
     S32: bool = False  # numba's set-up of the 32-bit variants in 32-bit arithmetic (else numba's 64-bit typing)
     TA: bool = False  # with S32: numba's K tail loads A where its walking offsets stand (else rows recomputed)
-    order: str | None = None  # the FMA order of the variants with none recorded (None: each needs one: ffma_order)
+    order: str | None = None  # every variant's FMA order, fixed (else each variant's recorded: ffma_order)
 
     def __post_init__(self) -> None:
         if self.order is not None:
@@ -168,11 +168,14 @@ SMALL_TILE = Tile(BM=64, MINB=3, speed=0.978, VC=True, S32=True)
 # reads 4 for 64) and ran at 0.82 of TILE's rate (H200, docs/notes.md)
 TINY_TILE = Tile(BM=64, BN=64, BK=16, WM=32, WN=64, MINB=4, KG=2, speed=0.953, VC=True, SC=True, S32=True, TA=True)
 # 32 x 32, sliced K: 2 warps in 2 groups of one warp of 32 x 32 (a lane's 8 x 4 results, 2 x 1 blocks of 4 x 4), each
-# group taking 8 of every 16-deep tile's k-steps as in TINY_TILE; 8 blocks an SM (up to 128 registers; no local memory
-# in a 32-bit variant, sm_90, tests/test_sgemm.py). Four times TINY_TILE's blocks: for outputs whose 64 x 64 grid
-# leaves the SMs mostly empty where K is too short to split (cuBLAS runs a 32 x 32 tile there); its lane reads 3
-# fragments for 32 FMAs, so on a full GPU it runs slower. Its 32-bit two-loop variants take their searched FMA orders
-# (ffma_order); the others (one loop, 64-bit offsets) snake, the order it had as a probe
+# group taking 8 of every 16-deep tile's k-steps as in TINY_TILE; 8 blocks an SM (up to 128 registers; 117-121 with the
+# FMAs in snake order, no local memory, sm_90). Four times TINY_TILE's blocks: for outputs whose 64 x 64 grid leaves
+# the SMs mostly empty where K is too short to split (cuBLAS runs a 32 x 32 tile there); its lane reads 3 fragments
+# for 32 FMAs, so on a full GPU it runs slower. Its FMA order is fixed (snake, as measured when it was a probe; every
+# variant a plan takes leaves no local memory with it, tests/test_sgemm.py): the orders scripts/sgemm_ffma_order.py
+# finds on its full-GPU shapes (row 1.03x faster there where both operands take 16-byte loads) took numba's % of
+# cuBLAS to 0.94-0.95 of snake's on 3 of the 11 small random shapes that take this tile, and raised none beyond the
+# runs' spread (H200, two runs; docs/notes.md)
 MICRO_TILE = Tile(BM=32, BN=32, BK=16, WM=32, WN=32, WMI=2, WNI=1, MINB=8, KG=2, speed=0.688, VC=True, SC=True,
                   S32=True, TA=True, order="snake")
 TILES = (TILE, SMALL_TILE, TINY_TILE, MICRO_TILE)  # what plan() chooses from, in order of preference on a tie
@@ -205,11 +208,12 @@ def ffma_order(compiler: str, tile: Tile, va: bool, vb: bool, wide: bool, shift_
     """The FMA order recorded for one compiled variant (``scripts/sgemm_ffma_order.py`` timed each and wrote it);
     ``shift_b`` (``Plan.shift_b``), ``vc`` (``Plan.vc``) and ``sc`` (``Plan.sc``) make variants of their own: other
     machine code (with ``vc``, other registers: a 16-byte store's 4 values in an aligned quad), their own order;
-    so does ``one_loop`` (``Plan.one_loop``: one copy of the k-tile, other registers). A variant with none recorded
-    takes its tile's ``Tile.order`` where it has one (NARROW_TILES in every variant; MICRO_TILE where it was not
-    searched)."""
+    so does ``one_loop`` (``Plan.one_loop``: one copy of the k-tile, other registers). A tile with a fixed
+    ``Tile.order`` (NARROW_TILES) takes it in every variant."""
+    if tile.order is not None:
+        return tile.order
     key = ffma_order_key(compiler, tile, va, vb, wide, shift_b, vc, sc, one_loop)
-    order = _recorded_orders().get(key, tile.order)
+    order = _recorded_orders().get(key)
     if order not in FFMA_ORDERS:
         search = "python scripts/sgemm_ffma_order.py" + (" --one-loop" if one_loop else "") + " --write"
         raise KeyError(f"no FMA order recorded for {key!r} in {FFMA_ORDER_FILE.name}: run `{search}` on a GPU machine")
