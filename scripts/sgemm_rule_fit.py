@@ -163,16 +163,22 @@ def _write(record: list[dict], sms: int, how: str) -> None:
     tmp.replace(RECORD)
 
 
-def pick(S, model, entry: dict, sms: int, tiles=None) -> str:
-    """The record entry's timed choice ("<tile> s=<slices>") that ``model`` estimates cheapest among those of ``tiles``
-    (default S.TILES); on a tie the earlier tile of S.TILES, then fewer slices, as plan() breaks it."""
+def ranked(S, model, entry: dict, sms: int, tiles=None) -> list[str]:
+    """The record entry's timed choices ("<tile> s=<slices>") of ``tiles`` (default S.TILES), the one ``model``
+    estimates cheapest first; on a tie the earlier tile of S.TILES, then fewer slices, as plan() breaks it."""
     by_name = {t.name: t for t in S.TILES}
     m, n, k = entry["shape"]
     vb = n % 4 == 0  # the record's arrays start 16-byte aligned
     choices = [(key, by_name[key.split(" s=")[0]], int(key.split(" s=")[1])) for key in entry["us"]]
-    return min((c for c in choices if tiles is None or c[1] in tiles),
-               key=lambda c: (model.estimate(m, n, k, c[1], c[2], sms, S.stores16(c[1], vb, c[2], True)),
-                              S.TILES.index(c[1]), c[2]))[0]
+    return [c[0] for c in sorted((c for c in choices if tiles is None or c[1] in tiles),
+                                 key=lambda c: (model.estimate(m, n, k, c[1], c[2], sms,
+                                                               S.stores16(c[1], vb, c[2], True)),
+                                                S.TILES.index(c[1]), c[2]))]
+
+
+def pick(S, model, entry: dict, sms: int, tiles=None) -> str:
+    """The record entry's timed choice that ``model`` takes among those of ``tiles``: the first of ``ranked``."""
+    return ranked(S, model, entry, sms, tiles)[0]
 
 
 def losses(S, model, record: list[dict], sms: int) -> list[float]:

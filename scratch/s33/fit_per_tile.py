@@ -7,12 +7,12 @@ multiple of 4), and on the 32 x 32 tile how often it picks more slices than that
 Run from the project root (a few minutes each):
 NUMBA_ENABLE_CUDASIM=1 PYTHONPATH=.:scripts python scratch/s33/fit_per_tile.py partial [over]"""
 import dataclasses
+import functools
 import json
 import math
 import sys
 
 from util import sgemm as S
-from util.sgemm import cdiv
 
 import sgemm_rule_fit as F
 
@@ -24,20 +24,18 @@ OVERHEAD = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 @dataclasses.dataclass(frozen=True)
 class PerTile(S.CostModel):
-    """S.CostModel with a block's fixed cost per tile (``overhead``: (tile name, tiles)); empty: the shared one."""
+    """S.CostModel with a block's fixed cost per tile (``overhead``: (tile name, tiles)); empty: the shared one.
+    Each tile's estimate is S.CostModel's, with that tile's block_overhead_tiles."""
     overhead: tuple = ()
 
-    def estimate(self, m, n, k, t, s, sms, vc):  # S.CostModel.estimate with the tile's own block overhead
-        over = self._of(self.overhead, "overhead", t) if self.overhead else self.block_overhead_tiles
-        step = self.tile_seconds * (t.BM * t.BN * t.MINB * t.BK) / (128 * 128 * 2 * 8) / t.speed
-        tiles = cdiv(m, t.BM) * cdiv(n, t.BN)
-        rounds, worth = self.rounds(tiles * s, t, sms)
-        est = (cdiv(cdiv(k, t.BK), s) + over) * step * worth / t.MINB
-        est += rounds * self.wave_cost(t, vc)
-        est += tiles * (t.BM + t.BN) * cdiv(k, t.BK) * t.BK * 4 / self.operand_bytes_per_s
-        if s > 1:
-            est += (2 * s + 1) * m * n * 4 / self.workspace_bytes_per_s + self.second_launch_s
-        return est
+    @functools.cached_property
+    def _by_tile(self):
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(S.CostModel)}
+        return {name: S.CostModel(**{**shared, "block_overhead_tiles": tiles}) for name, tiles in self.overhead}
+
+    def estimate(self, m, n, k, t, s, sms, vc):
+        model = self._by_tile[t.name] if self.overhead else super()
+        return model.estimate(m, n, k, t, s, sms, vc)
 
 
 def grid(S):

@@ -28,17 +28,16 @@ def parse(key):
     return by_name[name], int(s)
 
 
+def shallow(key, k, kmin, only):
+    """Whether timed choice ``key`` cuts K into slices of fewer than kmin k-steps on tile ``only`` (None: any)."""
+    t, s = parse(key)
+    return s > 1 and cdiv(cdiv(k, t.BK), s) * t.BK < kmin and only in (None, t.name)
+
+
 def ranked(e, kmin=0, only=None):
-    """The entry's timed choices, the rule's estimate cheapest first (plan's tie-break); with ``kmin``, none whose
-    slices are shallower than kmin k-steps (of every tile, or of tile ``only``)."""
-    m, n, k = e["shape"]
-    out = []
-    for key in e["us"]:
-        t, s = parse(key)
-        if s > 1 and cdiv(cdiv(k, t.BK), s) * t.BK < kmin and only in (None, t.name):
-            continue
-        out.append((S.COST.estimate(m, n, k, t, s, sms, S.stores16(t, n % 4 == 0, s, True)), S.TILES.index(t), s, key))
-    return [o[3] for o in sorted(out)]
+    """The entry's timed choices, the rule's cheapest first (sgemm_rule_fit.ranked), without the ``shallow`` ones."""
+    us = {key: t for key, t in e["us"].items() if not shallow(key, e["shape"][2], kmin, only)}
+    return fit.ranked(S, S.COST, {**e, "us": us}, sms)
 
 
 print("1. the fastest of the rule's first c picks")
